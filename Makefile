@@ -1,0 +1,46 @@
+# Mnemo — the two commands a new user needs are `make run` and `make test`.
+# Both create .venv and install everything they need on a fresh machine (Python 3.11+).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+
+.PHONY: run test install lint unit bench clean openapi
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
+run: $(STAMP)
+	$(BIN)/mnemo serve
+
+## test: lint, types, template, and every test suite (contract suite on both backends)
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/cfn-lint template.yaml
+
+## unit: the fast suites only
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit tests/contract -m "not aws"
+
+## bench: benchmarks; writes bench/results/latest.md
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+openapi: $(STAMP)
+	$(BIN)/python -c "import json; from mnemo.api.openapi import build_openapi; print(json.dumps(build_openapi(), indent=2))" > docs/openapi.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

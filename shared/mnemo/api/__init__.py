@@ -1,0 +1,1 @@
+"""Surfaces: REST routes, the MCP dispatcher and the one place errors become responses."""

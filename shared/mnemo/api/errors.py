@@ -1,0 +1,41 @@
+"""The one place an exception becomes a SPEC §4 response, for REST and MCP alike."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Logger
+
+from mnemo.errors import Internal, MnemoError, Unavailable
+
+logger = Logger(service="mnemo", child=True)
+
+RETRY_UNAVAILABLE_S = 5
+
+
+def as_mnemo_error(exc: BaseException) -> MnemoError:
+    """Any exception as the error a caller may see: domain errors as they are; backend outages
+    as 503 with a retry hint; everything else as a bare 500 (logged here, never shown)."""
+    if isinstance(exc, MnemoError):
+        return exc
+    if _is_outage(exc):
+        logger.warning("backend unavailable", extra={"error_type": type(exc).__name__})
+        return Unavailable(
+            "a backend is unavailable; retry shortly",
+            retry_after=RETRY_UNAVAILABLE_S,
+            headers={"Retry-After": str(RETRY_UNAVAILABLE_S)},
+        )
+    logger.exception("unhandled error", extra={"error_type": type(exc).__name__})
+    return Internal("internal error")
+
+
+def _is_outage(exc: BaseException) -> bool:
+    """Connection-level failures of a backend (by type, never by message)."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.OperationalError):
+        return exc.sqlite_errorname in {"SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR"}
+    try:
+        from botocore.exceptions import ConnectionError as BotoConnectionError
+        from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+    except ImportError:  # pragma: no cover - botocore is always present in Lambda
+        return False
+    return isinstance(exc, BotoConnectionError | ConnectTimeoutError | ReadTimeoutError)

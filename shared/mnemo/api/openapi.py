@@ -1,0 +1,105 @@
+"""The OpenAPI 3.1 document, generated from the tool registry's pydantic models.
+
+One operation per tool (``operationId`` = tool name), so the document also serves MCP gateways
+that turn OpenAPI operations into tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from mnemo import __version__
+from mnemo.models.tools import ErrorBody
+from mnemo.service.tools import TOOLS
+
+_ERRORS = {
+    "400": "Malformed JSON, wrong types, missing or out-of-range arguments (`invalid_request`).",
+    "401": "No key, unknown key or revoked key (`unauthorized`).",
+    "403": "The key lacks the scope or the team (`forbidden`).",
+    "404": "Unknown id, project or tool (`not_found`).",
+    "409": "`if_version` mismatch, or an idempotency key reused with other arguments (`conflict`).",
+    "413": "Content over 4096 bytes, or a body over 64 KiB (`content_too_large`).",
+    "429": "The workspace's rate-limit bucket is empty (`rate_limited`); see Retry-After.",
+    "503": "A backend is down (`unavailable`); see Retry-After.",
+    "500": "Anything else (`internal`).",
+}
+
+
+def build_openapi(server_url: str | None = None) -> dict[str, Any]:
+    models: list[tuple[type, Any]] = [(ErrorBody, "serialization")]
+    for tool in TOOLS.values():
+        models.append((tool.args_model, "validation"))
+        models.append((tool.result_model, "serialization"))
+    refs, top = models_json_schema(models, ref_template="#/components/schemas/{model}")
+    schemas: dict[str, Any] = top.get("$defs", {})
+    error_ref = refs[(ErrorBody, "serialization")]
+    paths: dict[str, Any] = {}
+    for tool in TOOLS.values():
+        responses: dict[str, Any] = {
+            "200": {
+                "description": "Success.",
+                "content": {"application/json": {"schema": refs[(tool.result_model, "serialization")]}},
+            }
+        }
+        for status, text in _ERRORS.items():
+            responses[status] = {"description": text, "content": {"application/json": {"schema": error_ref}}}
+        operation: dict[str, Any] = {
+            "operationId": tool.name,
+            "summary": tool.title,
+            "description": tool.description,
+            "tags": ["read" if tool.read_only else "write"],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": refs[(tool.args_model, "validation")]}},
+            },
+            "responses": responses,
+            "x-mnemo-rate-class": tool.rate_class,
+        }
+        if tool.name == "memory_add":
+            operation["parameters"] = [
+                {
+                    "name": "Idempotency-Key",
+                    "in": "header",
+                    "required": False,
+                    "description": "Makes a retry safe: the same key and arguments return the first result.",
+                    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                }
+            ]
+        operation["parameters"] = [
+            *operation.get("parameters", []),
+            {
+                "name": "X-Project",
+                "in": "header",
+                "required": False,
+                "description": "Project slug or id, used when the body names no project.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 64},
+            },
+        ]
+        paths[f"/v1/tools/{tool.name}"] = {"post": operation}
+    paths["/healthz"] = {
+        "get": {
+            "operationId": "healthz",
+            "summary": "Liveness",
+            "security": [],
+            "responses": {"200": {"description": "The service answers."}},
+        }
+    }
+    doc: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Mnemo",
+            "version": __version__,
+            "description": "Memory for AI agents: save short memories and find them again. "
+            "Every tool is also available over MCP at POST /mcp.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
+    if server_url:
+        doc["servers"] = [{"url": server_url}]
+    return doc

@@ -1,0 +1,1 @@
+"""Adapters implementing ``mnemo.ports``: ``sqlite`` (embedded) and ``aws`` (DynamoDB + OpenSearch)."""

@@ -1,0 +1,1 @@
+"""Running Mnemo on one machine: the local HTTP server and the ``mnemo`` CLI."""

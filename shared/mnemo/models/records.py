@@ -1,0 +1,81 @@
+"""Stored records (SPEC §1–2). The public ``Memory`` is what callers see; ``MemoryRecord`` adds
+the tenancy keys a backend needs and never leaves the service."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo.models.common import Timestamp
+
+
+class Memory(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    content: str
+    kind: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    path: str | None = None
+    team_id: str | None = None
+    source: str
+    expires_at: Timestamp | None = None
+    version: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class MemoryRecord(Memory):
+    workspace_id: str
+    project_id: str
+
+    def public(self) -> Memory:
+        return Memory.model_validate(self.model_dump(exclude={"workspace_id", "project_id"}))
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+class RateLimits(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    search: int = Field(default=120, ge=1, le=1_000_000)
+    write: int = Field(default=60, ge=1, le=1_000_000)
+
+
+class Workspace(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    default_project_id: str
+    limits: RateLimits | None = None
+    created_at: Timestamp
+
+
+class Project(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    workspace_id: str
+    slug: str
+    name: str
+    created_at: Timestamp
+
+
+class ApiKey(BaseModel):
+    """A key as stored: only a salted hash of its secret, never the secret."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    workspace_id: str
+    label: str
+    scopes: list[str]
+    default_project_id: str | None = None
+    team_ids: list[str] = Field(default_factory=list)
+    salt: str
+    secret_hash: str
+    revoked: bool = False
+    created_at: Timestamp

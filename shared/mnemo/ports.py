@@ -1,0 +1,191 @@
+"""The interfaces the service needs. Each backend (``backends/sqlite``, ``backends/aws``)
+implements them; the service never imports a backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
+from mnemo.text import QueryTerm
+
+RateClass = Literal["search", "write"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a call acts: one project of one workspace. Every port call carries it."""
+
+    workspace_id: str
+    project_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Filters every listing and search applies; the backends translate it, never widen it.
+
+    ``visible_teams`` None means every team (admin keys); otherwise a memory with a team must
+    have one of these. ``include_unteamed`` False hides memories without a team (a ``team_id``
+    narrowing). ``kind_like`` / ``path_like`` are SQL LIKE patterns with ``\\`` escapes, matched
+    case-insensitively. Expired memories (``expires_at <= now``) are never returned.
+    """
+
+    now: datetime
+    kind: str | None = None
+    tags_all: tuple[str, ...] = ()
+    kind_like: str | None = None
+    path_like: str | None = None
+    visible_teams: frozenset[str] | None = None
+    include_unteamed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class IndexQuery:
+    scope: Scope
+    terms: Sequence[QueryTerm]
+    mode: Literal["all", "any"]
+    filter: MemoryFilter
+    limit: int
+    #: rank memories of kind ``working`` before all others (then by score)
+    prefer_working: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHit:
+    record: MemoryRecord
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RateDecision:
+    allowed: bool
+    limit: int
+    remaining: int
+    #: seconds until the bucket is full again
+    reset_s: int
+    #: whole seconds to wait before a retry can succeed (0 when allowed)
+    retry_after_s: int
+    window_s: int = 60
+    rate_class: str = "search"
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotentResult:
+    fingerprint: str
+    response: dict[str, object] = field(default_factory=dict)
+
+
+class VersionConflict(Exception):
+    """A conditional write found another version (or no record) in the store."""
+
+
+class MemoryStore(Protocol):
+    """The system of record."""
+
+    def unit_of_work(self) -> AbstractContextManager[None]:
+        """Groups a record write with its index write where the backend can (SQLite: one
+        transaction); elsewhere a no-op, the record store being the commit point."""
+        ...
+
+    def create(self, record: MemoryRecord) -> None: ...
+
+    def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
+        """The record, expired or not (the service hides expired ones)."""
+        ...
+
+    def replace(self, record: MemoryRecord, *, expected_version: int) -> None:
+        """Write ``record`` if the stored one is at ``expected_version``; else VersionConflict."""
+        ...
+
+    def delete(self, scope: Scope, memory_id: str, *, expected_version: int) -> None:
+        """Remove the record if it is at ``expected_version``; else VersionConflict."""
+        ...
+
+    def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
+        """Newest ``updated_at`` first, filtered; never a full scan of other tenants."""
+        ...
+
+    def mark_for_repair(self, record: MemoryRecord) -> None:
+        """Remember that the index may not hold this version of the record."""
+        ...
+
+
+class SearchIndex(Protocol):
+    def upsert(self, record: MemoryRecord) -> None:
+        """Index this version; an older version never overwrites a newer one. Raises
+        ``IndexUnavailable`` when the index cannot be reached."""
+        ...
+
+    def remove(self, record: MemoryRecord) -> None:
+        """Make this record unsearchable (the record carries the version being deleted)."""
+        ...
+
+    def search(self, query: IndexQuery) -> list[IndexHit]:
+        """Best first, ties newest first."""
+        ...
+
+
+class RateLimiter(Protocol):
+    def acquire(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision: ...
+
+
+class TenantStore(Protocol):
+    def is_empty(self) -> bool: ...
+
+    def create_workspace(self, workspace: Workspace, default_project: Project) -> None: ...
+
+    def get_workspace(self, workspace_id: str) -> Workspace | None: ...
+
+    def list_workspaces(self) -> list[Workspace]: ...
+
+    def set_limits(self, workspace_id: str, limits: RateLimits | None) -> None: ...
+
+    def create_project(self, project: Project) -> None:
+        """Raises VersionConflict when the slug is taken in the workspace."""
+        ...
+
+    def get_project(self, workspace_id: str, ref: str) -> Project | None:
+        """By id or by slug, inside the workspace only."""
+        ...
+
+    def list_projects(self, workspace_id: str) -> list[Project]: ...
+
+    def create_key(self, key: ApiKey) -> None: ...
+
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self, workspace_id: str) -> list[ApiKey]: ...
+
+    def revoke_key(self, workspace_id: str, key_id: str) -> bool: ...
+
+
+class IdempotencyStore(Protocol):
+    def get(self, workspace_id: str, key: str) -> IdempotentResult | None: ...
+
+    def put(self, workspace_id: str, key: str, result: IdempotentResult) -> None:
+        """Store once; a concurrent first writer wins (VersionConflict for the loser)."""
+        ...
+
+
+class Ports(Protocol):
+    """One backend: every port, plus closing what it holds open."""
+
+    @property
+    def store(self) -> MemoryStore: ...
+
+    @property
+    def index(self) -> SearchIndex: ...
+
+    @property
+    def limiter(self) -> RateLimiter: ...
+
+    @property
+    def tenants(self) -> TenantStore: ...
+
+    @property
+    def idempotency(self) -> IdempotencyStore: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,52 @@
+"""Builds the service once per process from the validated settings (Lambda cold start, or the
+local server's start). Tests call :func:`use` to inject their own ports."""
+
+from __future__ import annotations
+
+import threading
+
+from mnemo.config import Settings
+from mnemo.models.records import RateLimits
+from mnemo.ports import Ports
+from mnemo.service.core import Service
+
+_lock = threading.Lock()
+_settings: Settings | None = None
+_service: Service | None = None
+
+
+def settings() -> Settings:
+    global _settings
+    with _lock:
+        if _settings is None:
+            _settings = Settings()
+        return _settings
+
+
+def build_ports(cfg: Settings) -> Ports:
+    if cfg.backend == "sqlite":
+        from mnemo.backends.sqlite import SqliteBackend
+
+        return SqliteBackend(cfg.sqlite_path)
+    from mnemo.backends.aws import AwsBackend  # type: ignore[attr-defined]
+
+    return AwsBackend.from_settings(cfg)  # type: ignore[no-any-return]
+
+
+def service() -> Service:
+    global _service
+    if _service is None:
+        cfg = settings()
+        with _lock:
+            if _service is None:
+                limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
+                _service = Service(build_ports(cfg), default_limits=limits)
+    return _service
+
+
+def use(svc: Service | None, cfg: Settings | None = None) -> None:
+    """Replace the process's service (and settings); ``None`` resets to lazy construction."""
+    global _service, _settings
+    with _lock:
+        _service = svc
+        _settings = cfg

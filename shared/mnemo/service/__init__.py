@@ -1,0 +1,1 @@
+"""The tools' behaviour, written once against the ports in ``mnemo.ports``."""

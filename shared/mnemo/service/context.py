@@ -1,0 +1,75 @@
+"""Who is calling, and where: built once per call by ``Service.invoke``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from mnemo.errors import Forbidden, NotFound
+from mnemo.models.records import MemoryRecord, Project
+from mnemo.models.tools import ProjectRef
+from mnemo.ports import MemoryFilter, Ports, Scope
+
+READ, WRITE, DELETE, ADMIN = "memory:read", "memory:write", "memory:delete", "admin"
+ALL_SCOPES = (READ, WRITE, DELETE, ADMIN)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    key_id: str
+    workspace_id: str
+    label: str
+    scopes: frozenset[str]
+    team_ids: frozenset[str]
+    default_project_id: str | None
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN in self.scopes
+
+    def may(self, needed: frozenset[str]) -> bool:
+        """True when the key holds any of ``needed`` (admin holds all)."""
+        return self.is_admin or bool(self.scopes & needed)
+
+    def sees_team(self, team_id: str | None) -> bool:
+        return team_id is None or self.is_admin or team_id in self.team_ids
+
+    def require_team(self, team_id: str) -> None:
+        if not self.sees_team(team_id):
+            raise Forbidden(f"this key does not belong to team {team_id!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    ports: Ports
+    caller: Caller
+    project: Project
+    now: datetime
+    idempotency_key: str | None = None
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.project.workspace_id, self.project.id)
+
+    @property
+    def project_ref(self) -> ProjectRef:
+        return ProjectRef(id=self.project.id, slug=self.project.slug)
+
+    def memory_filter(self, *, team_id: str | None = None, **fields: object) -> MemoryFilter:
+        """The caller's visibility as a filter; ``team_id`` narrows it to one of the key's teams."""
+        if team_id is not None:
+            self.caller.require_team(team_id)
+            return MemoryFilter(
+                now=self.now,
+                visible_teams=frozenset({team_id}),
+                include_unteamed=False,
+                **fields,  # type: ignore[arg-type]
+            )
+        teams = None if self.caller.is_admin else self.caller.team_ids
+        return MemoryFilter(now=self.now, visible_teams=teams, **fields)  # type: ignore[arg-type]
+
+    def visible(self, record: MemoryRecord | None) -> MemoryRecord:
+        """The record if this caller may see it now; else ``NotFound`` — never a hint it exists."""
+        if record is None or record.expired(self.now) or not self.caller.sees_team(record.team_id):
+            raise NotFound("no memory with that id in this project")
+        return record

@@ -1,0 +1,147 @@
+"""The service facade: authenticate, authorise, rate-limit, validate, resolve the project, run.
+
+REST and MCP both call :meth:`Service.invoke`; nothing about a tool's behaviour lives anywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
+from mnemo.models.common import utc_now
+from mnemo.models.records import Project, RateLimits
+from mnemo.ports import Ports, RateDecision
+from mnemo.service import keys
+from mnemo.service.context import CallContext, Caller
+from mnemo.service.tools import TOOLS, Tool
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    result: BaseModel
+    rate: RateDecision
+
+
+def rate_headers(decision: RateDecision) -> dict[str, str]:
+    """IETF httpapi rate-limit headers (structured-field form of the current draft)."""
+    policy = decision.rate_class
+    headers = {
+        "RateLimit-Policy": f'"{policy}";q={decision.limit};w={decision.window_s}',
+        "RateLimit": f'"{policy}";r={decision.remaining};t={decision.reset_s}',
+    }
+    if not decision.allowed:
+        headers["Retry-After"] = str(decision.retry_after_s)
+    return headers
+
+
+def validation_error(exc: ValidationError) -> InvalidRequest | ContentTooLarge:
+    """A pydantic error as SPEC §4: 413 when the content is too large, else 400, with details."""
+    details = [
+        {"loc": list(err["loc"]), "type": err["type"], "msg": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    if any(d["type"] == "content_too_large" for d in details):
+        return ContentTooLarge("content is over 4096 bytes of UTF-8", details=details)
+    return InvalidRequest("invalid arguments", details=details)
+
+
+class Service:
+    def __init__(self, ports: Ports, *, default_limits: RateLimits | None = None) -> None:
+        self.ports = ports
+        self.default_limits = default_limits or RateLimits()
+
+    # -- identity ---------------------------------------------------------------------------
+
+    def authenticate(self, authorization: str | None) -> Caller:
+        plain = _bearer(authorization)
+        if plain is None:
+            raise Unauthorized("missing API key: send Authorization: Bearer <key>")
+        key = self.ports.tenants.get_key(keys.key_id_for(plain))
+        if key is None:
+            keys.burn_time(plain)
+            raise Unauthorized("unknown or revoked API key")
+        if not keys.verify(plain, key.salt, key.secret_hash) or key.revoked:
+            raise Unauthorized("unknown or revoked API key")
+        return Caller(
+            key_id=key.id,
+            workspace_id=key.workspace_id,
+            label=key.label,
+            scopes=frozenset(key.scopes),
+            team_ids=frozenset(key.team_ids),
+            default_project_id=key.default_project_id,
+        )
+
+    def resolve_project(self, caller: Caller, argument: str | None, header: str | None) -> Project:
+        """SPEC §1: the argument, then X-Project, then the key's default, then the workspace's."""
+        tenants = self.ports.tenants
+        for ref in (argument, header or None, caller.default_project_id):
+            if ref:
+                project = tenants.get_project(caller.workspace_id, ref)
+                if project is None:
+                    raise NotFound(f"no project {ref!r} in this workspace")
+                return project
+        workspace = tenants.get_workspace(caller.workspace_id)
+        project = tenants.get_project(caller.workspace_id, workspace.default_project_id) if workspace else None
+        if project is None:
+            raise NotFound("this workspace has no default project")
+        return project
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def tool(self, name: str) -> Tool:
+        tool = TOOLS.get(name)
+        if tool is None:
+            raise NotFound(f"no tool named {name!r}")
+        return tool
+
+    def invoke(
+        self,
+        name: str,
+        caller: Caller,
+        arguments: Mapping[str, Any] | Any,
+        *,
+        project_header: str | None = None,
+        idempotency_key: str | None = None,
+        now: datetime | None = None,
+    ) -> Invocation:
+        tool = self.tool(name)
+        if not caller.may(tool.scopes):
+            raise Forbidden(f"this key lacks the scope for {name} (needs one of {sorted(tool.scopes)})")
+        decision = self._admit(caller.workspace_id, tool)
+        if not isinstance(arguments, Mapping):
+            raise InvalidRequest("arguments must be a JSON object")
+        try:
+            args = tool.args_model.model_validate(arguments)
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+        project = self.resolve_project(caller, args.project, project_header)
+        ctx = CallContext(self.ports, caller, project, now or utc_now(), idempotency_key)
+        return Invocation(tool.run(ctx, args), decision)
+
+    def _admit(self, workspace_id: str, tool: Tool) -> RateDecision:
+        workspace = self.ports.tenants.get_workspace(workspace_id)
+        limits = (workspace.limits if workspace else None) or self.default_limits
+        limit = limits.search if tool.rate_class == "search" else limits.write
+        decision = self.ports.limiter.acquire(workspace_id, tool.rate_class, limit)
+        if not decision.allowed:
+            raise RateLimited(
+                f"rate limit for {tool.rate_class} calls exceeded; retry in {decision.retry_after_s}s",
+                retry_after=decision.retry_after_s,
+                headers=rate_headers(decision),
+            )
+        return decision
+
+
+def _bearer(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, value = authorization.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() != "bearer" or not value:
+        return None
+    return value

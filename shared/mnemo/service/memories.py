@@ -1,0 +1,155 @@
+"""memory_add, memory_get, memory_update, memory_delete, memory_search (SPEC §3)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from aws_lambda_powertools import Logger
+
+from mnemo import text
+from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
+from mnemo.ids import memory_id
+from mnemo.models.records import MemoryRecord
+from mnemo.models.tools import (
+    DeletedRef,
+    DeleteResult,
+    MemoriesResult,
+    MemoryAddArgs,
+    MemoryIdArgs,
+    MemoryResult,
+    MemorySearchArgs,
+    MemoryUpdateArgs,
+)
+from mnemo.ports import IdempotentResult, IndexQuery, VersionConflict
+from mnemo.service.context import CallContext
+
+logger = Logger(service="mnemo", child=True)
+
+
+def index_record(ctx: CallContext, record: MemoryRecord) -> None:
+    """Index a committed write. The store is the commit point: when the index is unreachable the
+    write stands, is marked for repair (cleanup re-indexes it) and the caller still succeeds."""
+    try:
+        ctx.ports.index.upsert(record)
+    except IndexUnavailable:
+        logger.warning("index write failed; marked for repair", extra={"memory_id": record.id})
+        ctx.ports.store.mark_for_repair(record)
+
+
+def unindex_record(ctx: CallContext, record: MemoryRecord) -> None:
+    try:
+        ctx.ports.index.remove(record)
+    except IndexUnavailable:
+        logger.warning("index delete failed; marked for repair", extra={"memory_id": record.id})
+        ctx.ports.store.mark_for_repair(record)
+
+
+def _fingerprint(ctx: CallContext, args: MemoryAddArgs) -> str:
+    material = {"project": ctx.project.id, "args": args.model_dump(mode="json", exclude={"idempotency_key", "project"})}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
+    if args.team_id is not None:
+        ctx.caller.require_team(args.team_id)
+    if args.expires_at is not None and args.expires_at <= ctx.now:
+        raise InvalidRequest(
+            "expires_at must be in the future", details=[{"loc": ["expires_at"], "type": "value_error"}]
+        )
+    key = ctx.idempotency_key or args.idempotency_key
+    with ctx.ports.store.unit_of_work():
+        fingerprint = ""
+        if key is not None:
+            fingerprint = _fingerprint(ctx, args)
+            prior = ctx.ports.idempotency.get(ctx.caller.workspace_id, key)
+            if prior is not None:
+                if prior.fingerprint != fingerprint:
+                    raise Conflict("this idempotency key was used with other arguments")
+                return MemoryResult.model_validate(prior.response)
+        record = MemoryRecord(
+            id=memory_id(),
+            workspace_id=ctx.project.workspace_id,
+            project_id=ctx.project.id,
+            content=args.content,
+            kind=args.kind,
+            tags=args.tags,
+            path=args.path,
+            team_id=args.team_id,
+            source=args.source or ctx.caller.label,
+            expires_at=args.expires_at,
+            version=1,
+            created_at=ctx.now,
+            updated_at=ctx.now,
+        )
+        ctx.ports.store.create(record)
+        index_record(ctx, record)
+        result = MemoryResult(project=ctx.project_ref, memory=record.public())
+        if key is not None:
+            try:
+                ctx.ports.idempotency.put(
+                    ctx.caller.workspace_id, key, IdempotentResult(fingerprint, result.model_dump(mode="json"))
+                )
+            except VersionConflict:
+                raise Conflict("a request with this idempotency key is already in progress") from None
+    return result
+
+
+def memory_get(ctx: CallContext, args: MemoryIdArgs) -> MemoryResult:
+    record = ctx.visible(ctx.ports.store.get(ctx.scope, args.id))
+    return MemoryResult(project=ctx.project_ref, memory=record.public())
+
+
+_UPDATABLE = ("content", "kind", "tags", "path", "expires_at")
+
+
+def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
+    given = args.model_fields_set & set(_UPDATABLE)
+    if "content" in given and args.content is None:
+        raise InvalidRequest("content cannot be null", details=[{"loc": ["content"], "type": "value_error"}])
+    if args.expires_at is not None and args.expires_at <= ctx.now:
+        raise InvalidRequest(
+            "expires_at must be in the future", details=[{"loc": ["expires_at"], "type": "value_error"}]
+        )
+    with ctx.ports.store.unit_of_work():
+        current = ctx.visible(ctx.ports.store.get(ctx.scope, args.id))
+        if args.if_version is not None and args.if_version != current.version:
+            raise Conflict(f"memory is at version {current.version}, not {args.if_version}")
+        changes = {name: getattr(args, name) for name in given}
+        if "tags" in changes and changes["tags"] is None:
+            changes["tags"] = []
+        updated = current.model_copy(update={**changes, "version": current.version + 1, "updated_at": ctx.now})
+        try:
+            ctx.ports.store.replace(updated, expected_version=current.version)
+        except VersionConflict:
+            raise Conflict("memory changed while updating; read it again and retry") from None
+        index_record(ctx, updated)
+    return MemoryResult(project=ctx.project_ref, memory=updated.public())
+
+
+def delete_memory(ctx: CallContext, memory_id: str) -> None:
+    """Delete exactly one visible record and its index entry; shared by memory_delete and forget."""
+    with ctx.ports.store.unit_of_work():
+        current = ctx.visible(ctx.ports.store.get(ctx.scope, memory_id))
+        try:
+            ctx.ports.store.delete(ctx.scope, memory_id, expected_version=current.version)
+        except VersionConflict:
+            raise Conflict("memory changed while deleting; retry") from None
+        unindex_record(ctx, current)
+
+
+def memory_delete(ctx: CallContext, args: MemoryIdArgs) -> DeleteResult:
+    delete_memory(ctx, args.id)
+    return DeleteResult(project=ctx.project_ref, deleted=DeletedRef(id=args.id))
+
+
+def memory_search(ctx: CallContext, args: MemorySearchArgs) -> MemoriesResult:
+    flt = ctx.memory_filter(kind=args.kind, tags_all=tuple(args.tags or ()))
+    if not args.q.strip():
+        records = ctx.ports.store.recent(ctx.scope, flt, args.limit)
+    elif not (terms := text.query_terms(args.q)):
+        records = []  # only punctuation: nothing can contain "every term" of it
+    else:
+        hits = ctx.ports.index.search(IndexQuery(ctx.scope, terms, "all", flt, args.limit))
+        records = [hit.record for hit in hits]
+    return MemoriesResult(project=ctx.project_ref, memories=[r.public() for r in records])

@@ -1,0 +1,99 @@
+"""Text analysis shared by every backend, so the same data gives the same matches everywhere.
+
+Documents and queries are analysed here, in Python, into *terms*:
+
+* text is NFKC-normalised and case-folded (Unicode-aware, so ``Straße`` matches ``STRASSE``);
+* Latin (and any other spaced) script splits on anything that is not a letter or digit;
+* Chinese, Japanese and Korean runs, which have no spaces, become overlapping character
+  bigrams (``数据库`` → ``数据 据库``); a lone CJK character stays a unigram.
+
+The backends index these terms verbatim (SQLite FTS5 with the ``ascii`` tokenizer, which keeps
+non-ASCII bytes inside tokens; OpenSearch with the ``whitespace`` analyzer) and match query terms
+exactly, or as prefixes where :class:`QueryTerm` says so. A query of two or more CJK characters
+therefore finds every memory that contains it, and a one-character CJK query matches as a prefix.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Han (incl. extensions and compatibility), kana, Hangul syllables and jamo, half-width kana.
+_CJK_RANGES = (
+    "\u2e80-\u2fdf"  # CJK radicals
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3100-\u312f\u3130-\u318f\u31a0-\u31bf\u31f0-\u31ff"  # bopomofo, hangul compat jamo, kana ext
+    "\u3400-\u4dbf\u4e00-\u9fff"  # Han
+    "\ua960-\ua97f\uac00-\ud7ff"  # Hangul
+    "\uf900-\ufaff"  # Han compatibility
+    "\uff66-\uff9f"  # half-width katakana
+    "\U00020000-\U0003134f"  # Han extensions B–H
+)
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+_TOKEN = re.compile(r"[^\W_]+")
+_CJK_SPLIT = re.compile(f"([{_CJK_RANGES}]+)")
+
+#: the most distinct terms a query may carry; longer queries keep their first terms.
+MAX_QUERY_TERMS = 64
+
+
+def normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def is_cjk(term: str) -> bool:
+    return bool(_CJK_CHAR.match(term))
+
+
+def terms(text: str) -> list[str]:
+    """Every term of ``text`` in order, repeats kept (term frequency matters to ranking)."""
+    out: list[str] = []
+    for token in _TOKEN.findall(normalise(text)):
+        if not _CJK_CHAR.search(token):
+            out.append(token)
+            continue
+        for part in _CJK_SPLIT.split(token):
+            if not part:
+                continue
+            if not _CJK_CHAR.match(part) or len(part) == 1:
+                out.append(part)
+            else:
+                out.extend(part[i : i + 2] for i in range(len(part) - 1))
+    return out
+
+
+def index_text(text: str) -> str:
+    """The analysed form a backend stores: terms joined by single spaces."""
+    return " ".join(terms(text))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    text: str
+    prefix: bool = False
+
+
+def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
+    """Distinct terms of a query, in order.
+
+    A lone CJK character always matches as a prefix (it is the start of the bigrams that
+    contain it); with ``latin_prefix`` (the forgiving ``recall``) every non-CJK term does too.
+    """
+    seen: set[str] = set()
+    out: list[QueryTerm] = []
+    for term in terms(query):
+        if term in seen:
+            continue
+        seen.add(term)
+        cjk = is_cjk(term)
+        out.append(QueryTerm(term, prefix=(cjk and len(term) == 1) or (latin_prefix and not cjk)))
+        if len(out) == MAX_QUERY_TERMS:
+            break
+    return out
+
+
+def term_matches(query_term: QueryTerm, doc_terms: set[str]) -> bool:
+    if not query_term.prefix:
+        return query_term.text in doc_terms
+    return any(t.startswith(query_term.text) for t in doc_terms)

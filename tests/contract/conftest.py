@@ -1,0 +1,83 @@
+"""The contract suite: every tool behaviour, run against every backend.
+
+``ports`` is parametrised by backend name; each test gets a fresh workspace, so backends whose
+storage outlives a test (the AWS one) still isolate tests through tenancy itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from mnemo.models.records import Project
+from mnemo.ports import Ports
+from mnemo.service import admin
+from mnemo.service.context import ADMIN, Caller
+from mnemo.service.core import Service
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Iterator[Ports]]] = {}
+
+
+def backend(name: str) -> Callable[[Callable[[pytest.FixtureRequest], Iterator[Ports]]], Any]:
+    def register(factory: Callable[[pytest.FixtureRequest], Iterator[Ports]]) -> Any:
+        BACKENDS[name] = factory
+        return factory
+
+    return register
+
+
+@backend("sqlite")
+def _sqlite(request: pytest.FixtureRequest) -> Iterator[Ports]:
+    from mnemo.backends.sqlite import SqliteBackend
+
+    tmp = request.getfixturevalue("tmp_path")
+    ports = SqliteBackend(tmp / "mnemo.db")
+    yield ports
+    ports.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "ports" in metafunc.fixturenames:
+        metafunc.parametrize("ports", sorted(BACKENDS), indirect=True)
+
+
+@pytest.fixture
+def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:
+    if request.param == "aws":
+        request.applymarker(pytest.mark.aws)
+    yield from BACKENDS[request.param](request)
+
+
+@dataclass
+class Tenant:
+    """A fresh workspace with an admin key, and a way to call tools as any of its keys."""
+
+    svc: Service
+    workspace_id: str
+    project: Project
+    admin: Caller
+
+    def key(self, scopes: list[str], **kwargs: Any) -> Caller:
+        new = admin.create_key(self.svc.ports, self.workspace_id, label="k", scopes=scopes, **kwargs)
+        return self.svc.authenticate(f"Bearer {new.plain}")
+
+    def call(self, tool: str, caller: Caller | None = None, **arguments: Any) -> Any:
+        headers = {k: arguments.pop(k) for k in ("project_header", "idempotency_key") if k in arguments}
+        return self.svc.invoke(tool, caller or self.admin, arguments, **headers).result
+
+
+def new_tenant(svc: Service, name: str = "t") -> Tenant:
+    workspace, project = admin.create_workspace(svc.ports, name)
+    key = admin.create_key(svc.ports, workspace.id, label="admin", scopes=[ADMIN])
+    return Tenant(svc, workspace.id, project, svc.authenticate(f"Bearer {key.plain}"))
+
+
+@pytest.fixture
+def svc(ports: Ports) -> Service:
+    return Service(ports)
+
+
+@pytest.fixture
+def tenant(svc: Service) -> Tenant:
+    return new_tenant(svc)

@@ -1,0 +1,76 @@
+"""Starts the real ``mnemo serve`` (a subprocess, as a user runs it) on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SERVER_KEY = "e2e-admin-key-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class RunningServer:
+    url: str
+    key: str
+    process: subprocess.Popen[str]
+    banner: str
+
+
+def start_server(data_dir: Path, env_extra: dict[str, str] | None = None) -> RunningServer:
+    port = free_port()
+    env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY, **(env_extra or {})}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemo.local.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    banner = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"mnemo serve exited: {process.stdout.read() if process.stdout else ''}")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
+                if reply.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        process.kill()
+        raise RuntimeError("mnemo serve did not answer /healthz within 60 s")
+    return RunningServer(url, SERVER_KEY, process, banner)
+
+
+def stop_server(server: RunningServer) -> str:
+    server.process.terminate()
+    try:
+        out, _ = server.process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        out, _ = server.process.communicate()
+    return out or ""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    running = start_server(tmp_path_factory.mktemp("mnemo-e2e"))
+    yield running
+    running.banner = stop_server(running)

@@ -1,0 +1,123 @@
+"""``mnemo serve`` as a user meets it: real HTTP on loopback, the README's tour."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from tests.e2e.conftest import RunningServer, start_server, stop_server
+
+
+def call(
+    server: RunningServer,
+    tool: str,
+    body: object,
+    *,
+    key: str | None = None,
+    raw: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], dict]:
+    data = raw if raw is not None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{server.url}/v1/tools/{tool}", data=data, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Authorization", f"Bearer {key or server.key}")
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, dict(reply.headers), json.loads(reply.read())
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read())
+
+
+def test_the_readme_tour(server):
+    status, headers, added = call(
+        server,
+        "memory_add",
+        {
+            "content": "Reddit r/SaaS ignores self-promo; reply with help first.",
+            "kind": "insight",
+            "tags": ["reddit", "rules"],
+        },
+    )
+    assert status == 200, added
+    assert set(added) == {"project", "memory"}
+    assert set(added["project"]) == {"id", "slug"}
+    assert {"id", "kind", "content", "tags", "source", "created_at", "updated_at"} <= set(added["memory"])
+    assert "RateLimit" in headers
+
+    status, _, found = call(server, "memory_search", {"q": "reddit", "kind": "insight", "limit": 10})
+    assert status == 200
+    assert [m["id"] for m in found["memories"]] == [added["memory"]["id"]]
+
+    _, _, chinese = call(server, "memory_add", {"content": "数据库延迟很高，需要加缓存"})
+    _, _, found = call(server, "memory_search", {"q": "延迟"})
+    assert [m["id"] for m in found["memories"]] == [chinese["memory"]["id"]]
+
+    _, _, recent = call(server, "memory_search", {"q": ""})
+    assert [m["id"] for m in recent["memories"]][:2] == [chinese["memory"]["id"], added["memory"]["id"]]
+
+    status, _, updated = call(
+        server, "memory_update", {"id": chinese["memory"]["id"], "content": "cache hit rate is 90%"}
+    )
+    assert status == 200 and updated["memory"]["version"] == 2
+    assert call(server, "memory_search", {"q": "延迟"})[2]["memories"] == []
+    assert [m["id"] for m in call(server, "memory_search", {"q": "cache rate"})[2]["memories"]] == [
+        chinese["memory"]["id"]
+    ]
+
+
+def test_errors_have_the_spec_body(server):
+    status, _, body = call(server, "memory_add", {"content": "x" * 4097})
+    assert (status, body["code"]) == (413, "content_too_large")
+
+    status, _, body = call(server, "memory_search", {"q": "x", "limit": 0})
+    assert (status, body["code"]) == (400, "invalid_request")
+    assert body["details"][0]["loc"] == ["limit"]
+
+    status, headers, body = call(server, "memory_search", {}, key="wrong-key-0000000000")
+    assert headers["WWW-Authenticate"].startswith("Bearer")
+    assert (status, body["code"]) == (401, "unauthorized")
+    assert set(body) == {"message", "code"}
+
+    status, _, body = call(server, "memory_add", None, raw=b'{"content": ')
+    assert (status, body["code"]) == (400, "invalid_request")
+
+    status, _, body = call(server, "memory_add", None, raw=b"\xff\xfe{}")
+    assert (status, body["code"]) == (400, "invalid_request")
+
+    status, _, body = call(server, "memory_add", None, raw=json.dumps({"content": "y" * 70000}).encode())
+    assert (status, body["code"]) == (413, "content_too_large")
+
+    status, _, body = call(server, "nope", {})
+    assert (status, body["code"]) == (404, "not_found")
+
+
+def test_openapi_is_served_and_names_every_tool(server):
+    from mnemo.service.tools import TOOLS
+
+    with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=10) as reply:
+        doc = json.loads(reply.read())
+
+    assert doc["openapi"].startswith("3.1")
+    operations = {op["post"]["operationId"] for path, op in doc["paths"].items() if path.startswith("/v1/tools/")}
+    assert operations == set(TOOLS)
+
+
+def test_first_start_prints_an_admin_key_that_works(tmp_path):
+    running = start_server(tmp_path / "fresh", env_extra={"MNEMO_BOOTSTRAP_KEY": ""})
+    try:
+        # the banner is only readable after the process ends; the key must work meanwhile too
+        output = stop_server(running)
+    finally:
+        if running.process.poll() is None:
+            running.process.kill()
+    key = next(line.strip() for line in output.splitlines() if line.strip().startswith("mnemo_"))
+    again = start_server(tmp_path / "fresh", env_extra={"MNEMO_BOOTSTRAP_KEY": ""})
+    try:
+        status, _, body = call(again, "memory_search", {}, key=key)
+        assert status == 200, body
+    finally:
+        second_output = stop_server(again)
+    assert "mnemo_" not in second_output  # an existing store prints no new key

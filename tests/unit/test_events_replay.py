@@ -1,0 +1,75 @@
+"""Every file in events/ replayed through the handler that template.yaml routes it to."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+from mnemo.local.server import LocalContext
+from mnemo.local.template import http_routes, match_route
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+HTTP_EVENTS = sorted(p for p in EVENTS.glob("*.json") if json.loads(p.read_text()).get("version") == "2.0")
+
+#: what each sample should answer (status); every other sample must answer 200
+EXPECTED = {
+    "memory_add_too_large.json": 413,
+    "memory_search_bad_limit.json": 400,
+    "memory_get_unknown.json": 404,
+    "memory_update_unknown.json": 404,
+    "memory_delete_unknown.json": 404,
+    "unknown_tool.json": 404,
+}
+
+
+def invoke(event: dict) -> dict:
+    found = match_route(http_routes(), event["requestContext"]["http"]["method"], event["rawPath"])
+    assert found is not None, f"template.yaml has no route for {event['routeKey']}"
+    route, _ = found
+    assert route.route_key == event["routeKey"]
+    handler = getattr(importlib.import_module(route.module), route.attribute)
+    return handler(event, LocalContext(route.function))
+
+
+@pytest.mark.parametrize("path", HTTP_EVENTS, ids=lambda p: p.name)
+def test_event_replays_through_its_handler(wired_runtime, path):
+    response = invoke(json.loads(path.read_text()))
+
+    body = json.loads(response["body"])
+    assert response["statusCode"] == EXPECTED.get(path.name, 200), body
+    if response["statusCode"] >= 400:
+        assert set(body) >= {"message", "code"}
+        assert "Traceback" not in response["body"]
+
+
+def test_sample_add_then_search_finds_it(wired_runtime):
+    invoke(json.loads((EVENTS / "memory_add.json").read_text()))
+
+    response = invoke(json.loads((EVENTS / "memory_search.json").read_text()))
+
+    memories = json.loads(response["body"])["memories"]
+    assert [m["tags"] for m in memories] == [["reddit", "rules"]]
+    assert response["headers"]["RateLimit-Policy"] == '"search";q=120;w=60'
+
+
+def test_a_write_tool_sent_to_the_search_function_is_not_served(wired_runtime):
+    from functions.search.handler import lambda_handler
+
+    event = json.loads((EVENTS / "memory_add.json").read_text())
+    response = lambda_handler(event, LocalContext("SearchFunction"))
+
+    assert response["statusCode"] == 404
+    assert (
+        wired_runtime.invoke(
+            "memory_search", wired_runtime.authenticate("Bearer test-events-key-0123456789"), {}
+        ).result.memories
+        == []
+    )
+
+
+def test_every_template_route_has_an_importable_handler():
+    for route in http_routes():
+        module = importlib.import_module(route.module)
+        assert callable(getattr(module, route.attribute)), route
