@@ -6,15 +6,10 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-try:
-    from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
-except ImportError:  # run by a `pytest` executable that did not put the repo root on sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
+from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
 
 
 def _unavailable(reason: str) -> None:
