@@ -97,3 +97,45 @@ def term_matches(query_term: QueryTerm, doc_terms: set[str]) -> bool:
     if not query_term.prefix:
         return query_term.text in doc_terms
     return any(t.startswith(query_term.text) for t in doc_terms)
+
+
+# --- token estimate ------------------------------------------------------------------------
+#
+# recall_context packs memories under a token budget without knowing the caller's model, so it
+# uses a documented, deliberately conservative estimate (docs/retrieval.md):
+#
+# * a CJK character (Han, kana, Hangul — the ranges above) counts 1 token;
+# * any other non-ASCII character (accented letters, Cyrillic, CJK punctuation, emoji) ½ token;
+# * an ASCII character (letters, digits, spaces, punctuation, newlines) ¼ token;
+#
+# and the sum is rounded up. The estimate is additive over characters, so the estimate of a
+# block equals the rounded-up sum of its pieces' weights: packers can count incrementally.
+
+#: weight of one character in quarter tokens
+_QUARTERS_ASCII, _QUARTERS_OTHER, _QUARTERS_CJK = 1, 2, 4
+
+
+def token_quarters(text: str) -> int:
+    """The token weight of ``text`` in quarter tokens (``estimate_tokens`` before rounding)."""
+    if text.isascii():
+        return len(text) * _QUARTERS_ASCII
+    ascii_count = len(text.encode("ascii", "ignore"))
+    cjk = len(_CJK_CHAR.findall(text))
+    other = len(text) - ascii_count - cjk
+    return ascii_count * _QUARTERS_ASCII + other * _QUARTERS_OTHER + cjk * _QUARTERS_CJK
+
+
+def char_quarters(char: str) -> int:
+    """The weight of one character in quarter tokens."""
+    if char.isascii():
+        return _QUARTERS_ASCII
+    return _QUARTERS_CJK if _CJK_CHAR.match(char) else _QUARTERS_OTHER
+
+
+def quarters_to_tokens(quarters: int) -> int:
+    return -(-quarters // 4)
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated tokens of ``text``: CJK characters 1 each, other non-ASCII ½, ASCII ¼, rounded up."""
+    return quarters_to_tokens(token_quarters(text))

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
+from mnemo.like import like_problem
 from mnemo.models.common import (
     Content,
     Kind,
@@ -101,68 +103,123 @@ class DeleteResult(Result):
 
 # ---- retrieval family -----------------------------------------------------------------------
 
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def _check_like(value: str) -> str:
+    problem = like_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("value_error", problem)
+    return value
+
+
 LikePattern = Annotated[
     str,
     Field(
         min_length=1,
         max_length=512,
-        description="Case-insensitive LIKE pattern: `%` any run, `_` one character, `\\` escapes.",
+        description="Case-insensitive LIKE pattern: `%` any run, `_` one character, `\\` makes the next character "
+        "literal (`\\%`, `\\_`, `\\\\`). A memory with no value matches as the empty string, so `%` matches it.",
     ),
+    AfterValidator(_check_like),
 ]
-Query = Annotated[str, Field(min_length=1, max_length=4096, description="What to look for.")]
+Query = Annotated[
+    str,
+    Field(min_length=1, max_length=4096, description="What to look for: words, or Chinese/Japanese/Korean text."),
+]
 
 
 class RetrievalArgs(Args):
     query: Query
-    path_filter: LikePattern = "%"
-    memory_type: LikePattern = Field(default="%", description="LIKE pattern over the memory's kind.")
-    prefer_working: bool = Field(default=False, description="Rank memories of kind `working` first.")
+    path_filter: LikePattern = Field(default="%", description="LIKE pattern over the memory's path, e.g. `acme/%`.")
+    memory_type: LikePattern = Field(
+        default="%", description="LIKE pattern over the memory's kind, e.g. `decision` or `work%`."
+    )
+    prefer_working: bool = Field(
+        default=False, description="Rank memories of kind `working` (active working state) before all others."
+    )
 
 
 class SearchMemoryArgs(RetrievalArgs):
     limit: Annotated[int, Field(ge=1, le=50)] = 5
-    explain: bool = False
-    team_id: TeamId | None = Field(default=None, description="Narrow to one of the key's teams.")
+    explain: bool = Field(
+        default=False, description="Say for each result which terms matched where, and why it ranks there."
+    )
+    team_id: TeamId | None = Field(
+        default=None, description="Only memories of this team (one of the key's teams); narrows, never widens."
+    )
 
 
 class RecallArgs(RetrievalArgs):
     limit: Annotated[int, Field(ge=1, le=50)] = 5
-    explain: bool = False
+    explain: bool = Field(
+        default=False, description="Say for each result which terms matched where, and why it ranks there."
+    )
 
 
 class RecallContextArgs(RetrievalArgs):
     max_items: Annotated[int, Field(ge=1, le=100)] = 10
-    max_tokens: Annotated[int, Field(ge=1, le=50000)] = 2000
-    output_json: bool = False
+    max_tokens: Annotated[int, Field(ge=1, le=50000)] = Field(
+        default=2000,
+        description="Budget for the whole block (headers included) by Mnemo's estimate: a CJK character is 1 token, "
+        "another non-ASCII character 1/2, an ASCII character 1/4, rounded up.",
+    )
+    output_json: bool = Field(default=False, description="Return the packed records as `items` instead of `context`.")
+
+
+class MatchedFields(BaseModel):
+    """Which query terms matched in which field of the memory."""
+
+    content: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)
 
 
 class Explanation(BaseModel):
-    matched_terms: list[str]
+    matched_terms: list[str] = Field(
+        description="Query terms found in the memory, as analysed (CJK text is matched as overlapping character "
+        "pairs, so `数据库` is the terms `数据` and `据库`)."
+    )
     unmatched_terms: list[str] = Field(default_factory=list)
-    fields: dict[str, list[str]] = Field(description="Which terms matched in which field.")
-    rank: int
-    reason: str
+    fields: MatchedFields
+    rank: int = Field(description="1-based position in the results.")
+    reason: str = Field(description="Why the memory ranks where it does.")
 
 
 class RetrievalItem(BaseModel):
-    reference: str
-    location: str | None
+    reference: str = Field(description="The memory's id: pass it to memory_get, memory_update or forget.")
+    location: str | None = Field(description="The memory's path.")
     content: str
     kind: str | None
     tags: list[str]
-    score: float
+    score: float = Field(
+        description="The index's relevance score: higher is better; comparable within one answer only."
+    )
     updated_at: Timestamp
-    explanation: Explanation | None = None
+    explanation: Explanation | None = Field(default=None, exclude_if=_is_none, description="Only with explain.")
+
+
+NoMatchCause = Literal["no_terms", "no_term_matched", "term_missing", "split_across_memories", "filtered_out"]
 
 
 class NoMatch(BaseModel):
-    reason: str
+    reason: str = Field(description="Why nothing matched, in words.")
+    cause: NoMatchCause = Field(
+        description="`no_terms`: the query has no searchable words; `no_term_matched`: no memory contains any term; "
+        "`term_missing`: some terms occur in no memory; `split_across_memories`: every term occurs, but no single "
+        "memory holds them all; `filtered_out`: memories match the terms but the filters or team exclude them."
+    )
+    missing_terms: list[str] = Field(default_factory=list, description="Query terms no memory contains.")
 
 
 class RetrievalResult(Result):
     matched: bool
     results: list[RetrievalItem]
-    no_match: NoMatch | None = None
+    no_match: NoMatch | None = Field(
+        default=None, exclude_if=_is_none, description="Present when matched is false: why nothing matched."
+    )
 
 
 class ContextItem(BaseModel):
@@ -170,22 +227,29 @@ class ContextItem(BaseModel):
     location: str | None
     kind: str | None
     tags: list[str]
-    content: str
-    tokens: int
+    content: str = Field(description="The memory's text; when cut to fit, it ends with `…[truncated]`.")
+    tokens: int = Field(description="Estimated tokens of this item as it appears in the text block, header included.")
     truncated: bool = False
 
 
 class RecallContextResult(Result):
-    context: str | None = None
-    items: list[ContextItem] | None = None
-    references: list[str]
-    used_tokens: int
-    truncated: bool
+    context: str | None = Field(
+        default=None, exclude_if=_is_none, description="The prompt-ready block (absent with output_json)."
+    )
+    items: list[ContextItem] | None = Field(
+        default=None, exclude_if=_is_none, description="The packed records (only with output_json)."
+    )
+    references: list[str] = Field(description="The packed memories' ids, in rank order.")
+    used_tokens: int = Field(description="Estimated tokens of the text block; never over max_tokens.")
+    truncated: bool = Field(description="True when the token budget cut a memory or left ranked memories out.")
+    no_match: NoMatch | None = Field(default=None, exclude_if=_is_none, description="Why nothing was recalled.")
 
 
 class ForgetArgs(Args):
     reference: MemoryId
-    reason: Annotated[str, Field(max_length=1024)] | None = None
+    reason: Annotated[str, Field(max_length=1024)] | None = Field(
+        default=None, description="Why it is forgotten (accepted for the caller's records; not stored)."
+    )
 
 
 class ForgottenRef(BaseModel):

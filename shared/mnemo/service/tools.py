@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from mnemo.models import tools as m
 from mnemo.ports import RateClass
-from mnemo.service import memories
+from mnemo.service import memories, retrieval
 from mnemo.service.context import ADMIN, DELETE, READ, WRITE, CallContext
 
 
@@ -110,6 +110,79 @@ register(
         m.MemoryIdArgs,
         m.DeleteResult,
         memories.memory_delete,
+        "write",
+        _D,
+        destructive=True,
+        idempotent=False,
+    )
+)
+register(
+    Tool(
+        "search_memory",
+        "Strict targeted lookup",
+        "Find the memories that contain EVERY word of query and pass every filter; best first. Use it when you "
+        "need a precise answer and would rather hear 'nothing' than get loosely related notes: when nothing matches "
+        "it answers matched=false with no_match.reason (e.g. the words occur only in different memories, or the "
+        "filters exclude the matches) and no results. path_filter and memory_type are case-insensitive LIKE "
+        "patterns (`%` any run, `_` one character, `\\` escapes). prefer_working ranks kind=working memories first; "
+        "explain says which words matched in which field and why each result ranks where it does; team_id narrows "
+        "to one of your teams. For a forgiving lookup use recall; for prompt-ready text use recall_context; to list "
+        "or filter records by exact kind and tags use memory_search.",
+        m.SearchMemoryArgs,
+        m.RetrievalResult,
+        retrieval.search_memory,
+        "search",
+        _R,
+        read_only=True,
+        idempotent=True,
+    )
+)
+register(
+    Tool(
+        "recall",
+        "Forgiving lookup",
+        "Best-effort retrieval: memories containing ANY word of query, where a word also matches as the start of a "
+        "longer one (`deploy` finds `deployment`), ranked by how many words matched, then relevance, then recency. "
+        "Use it when you are exploring or unsure of the exact wording; it returns the same shape as search_memory "
+        "(and matched=false with no_match only when nothing at all matches). Use search_memory when every word must "
+        "match, recall_context when you want the results as one text block for your prompt.",
+        m.RecallArgs,
+        m.RetrievalResult,
+        retrieval.recall,
+        "search",
+        _R,
+        read_only=True,
+        idempotent=True,
+    )
+)
+register(
+    Tool(
+        "recall_context",
+        "Recall as prompt-ready context",
+        "Runs recall and packs the results, best first, into one text block to paste into a prompt: each memory "
+        "once (identical contents are dropped), at most max_items memories and never more than max_tokens by "
+        "Mnemo's estimate (a CJK character is 1 token, other text about 4 characters per token; the block's "
+        "headers count too). A memory cut to fit ends with `…[truncated]` and truncated is true. references lists "
+        "the packed memory ids; output_json returns the packed records as items instead of the text block.",
+        m.RecallContextArgs,
+        m.RecallContextResult,
+        retrieval.recall_context,
+        "search",
+        _R,
+        read_only=True,
+        idempotent=True,
+    )
+)
+register(
+    Tool(
+        "forget",
+        "Forget one memory",
+        "Delete exactly the memory whose reference (its mem_ id, as returned by search_memory, recall or "
+        "recall_context) you pass, and nothing else; it is unsearchable as soon as this returns. An unknown "
+        "reference is 404. Needs memory:write or memory:delete.",
+        m.ForgetArgs,
+        m.ForgetResult,
+        retrieval.forget,
         "write",
         _D,
         destructive=True,
