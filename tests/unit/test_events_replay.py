@@ -21,6 +21,8 @@ EXPECTED = {
     "memory_update_unknown.json": 404,
     "memory_delete_unknown.json": 404,
     "unknown_tool.json": 404,
+    "search_memory_bad_pattern.json": 400,
+    "forget_unknown.json": 404,
 }
 
 
@@ -52,6 +54,18 @@ def test_sample_add_then_search_finds_it(wired_runtime):
     memories = json.loads(response["body"])["memories"]
     assert [m["tags"] for m in memories] == [["reddit", "rules"]]
     assert response["headers"]["RateLimit-Policy"] == '"search";q=120;w=60'
+
+
+def test_sample_add_then_search_memory_and_recall_context_find_it(wired_runtime):
+    invoke(json.loads((EVENTS / "memory_add.json").read_text()))
+
+    strict = json.loads(invoke(json.loads((EVENTS / "search_memory.json").read_text()))["body"])
+    context = json.loads(invoke(json.loads((EVENTS / "recall_context.json").read_text()))["body"])
+
+    assert strict["matched"] is True
+    assert strict["results"][0]["explanation"]["matched_terms"] == ["reddit", "help"]
+    assert context["references"] == [strict["results"][0]["reference"]]
+    assert "Reddit r/SaaS" in context["context"]
 
 
 def test_a_write_tool_sent_to_the_search_function_is_not_served(wired_runtime):
