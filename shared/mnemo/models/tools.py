@@ -133,9 +133,16 @@ Query = Annotated[
 
 class RetrievalArgs(Args):
     query: Query
-    path_filter: LikePattern = Field(default="%", description="LIKE pattern over the memory's path, e.g. `acme/%`.")
+    path_filter: LikePattern = Field(
+        default="%",
+        description="Case-insensitive LIKE pattern over the memory's path, e.g. `acme/%`: `%` any run, `_` one "
+        "character, `\\` makes the next character literal (`\\%`, `\\_`, `\\\\`). `%` also matches memories "
+        "without a path.",
+    )
     memory_type: LikePattern = Field(
-        default="%", description="LIKE pattern over the memory's kind, e.g. `decision` or `work%`."
+        default="%",
+        description="Case-insensitive LIKE pattern over the memory's kind, e.g. `decision` or `work%` (same syntax "
+        "as path_filter). `%` also matches memories without a kind.",
     )
     prefer_working: bool = Field(
         default=False, description="Rank memories of kind `working` (active working state) before all others."

@@ -220,6 +220,11 @@ def _quoted(terms: Sequence[str]) -> str:
     return ", ".join(f"'{t}'" for t in terms)
 
 
+def _nothing_matched(names: list[str]) -> NoMatch:
+    what = f"'{names[0]}'" if len(names) == 1 else f"any of {_quoted(names)}"
+    return NoMatch(cause="no_term_matched", reason=f"no memory contains {what}", missing_terms=names)
+
+
 def _narrowing(args: RetrievalArgs, team_id: str | None) -> list[str]:
     names = []
     if not is_match_all(args.path_filter):
@@ -254,15 +259,11 @@ def diagnose(
     names = [t.text for t in terms]
     if not strict and not narrowing:
         # recall's own query was this very query: nothing visible contains any term
-        return NoMatch(
-            cause="no_term_matched", reason=f"no memory contains any of {_quoted(names)}", missing_terms=names
-        )
+        return _nothing_matched(names)
     broad: MemoryFilter = ctx.memory_filter()
     hits = ctx.ports.index.search(IndexQuery(ctx.scope, terms, "any", broad, DIAGNOSIS_LIMIT))
     if not hits:
-        return NoMatch(
-            cause="no_term_matched", reason=f"no memory contains any of {_quoted(names)}", missing_terms=names
-        )
+        return _nothing_matched(names)
     matches = [analyse(hit, terms) for hit in hits]
     candidates = [m for m in matches if len(m.matched) == len(terms)] if strict else matches
     if candidates and narrowing:

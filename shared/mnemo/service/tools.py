@@ -127,7 +127,8 @@ register(
         "patterns (`%` any run, `_` one character, `\\` escapes). prefer_working ranks kind=working memories first; "
         "explain says which words matched in which field and why each result ranks where it does; team_id narrows "
         "to one of your teams. For a forgiving lookup use recall; for prompt-ready text use recall_context; to list "
-        "or filter records by exact kind and tags use memory_search.",
+        "or filter records by exact kind and tags use memory_search. Chinese, Japanese and Korean queries need no "
+        "spaces.",
         m.SearchMemoryArgs,
         m.RetrievalResult,
         retrieval.search_memory,
