@@ -164,7 +164,8 @@ register(
         "once (identical contents are dropped), at most max_items memories and never more than max_tokens by "
         "Mnemo's estimate (a CJK character is 1 token, other text about 4 characters per token; the block's "
         "headers count too). A memory cut to fit ends with `…[truncated]` and truncated is true. references lists "
-        "the packed memory ids; output_json returns the packed records as items instead of the text block.",
+        "the packed memory ids; output_json returns the packed records as items instead of the text block. Use "
+        "recall or search_memory instead when you want scored results with explanations.",
         m.RecallContextArgs,
         m.RecallContextResult,
         retrieval.recall_context,
