@@ -1,7 +1,7 @@
 """REST surface: ``POST /v1/tools/<name>``, ``GET /openapi.json``, ``GET /healthz``.
 
 A route reads the event, hands the arguments to ``Service.invoke`` and serialises the result
-model; errors of every kind become SPEC §4 responses in ``_error_response`` (and only there).
+model; errors of every kind become SPEC §4 responses in ``error_response`` (and only there).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def json_response(status: int, payload: Any, headers: dict[str, str] | None = No
     )
 
 
-def _error_response(exc: Exception) -> Response:
+def error_response(exc: Exception) -> Response:
     error = as_mnemo_error(exc)
     logger.info("rejected", extra={"status": error.status, "code": error.code})
     metrics.add_metric(name=f"error_{error.code}", unit=MetricUnit.Count, value=1)
@@ -50,8 +50,8 @@ def _error_response(exc: Exception) -> Response:
     return json_response(error.status, error.body(), headers)
 
 
-def request_body(event: Any, max_bytes: int) -> Any:
-    """The JSON body as a Python value; 413 over ``max_bytes``, 400 for anything not JSON."""
+def raw_body(event: Any, max_bytes: int) -> bytes:
+    """The body's bytes (base64 undone); 413 over ``max_bytes``."""
     raw: str | bytes = event.get("body") or b""
     if event.get("isBase64Encoded") and raw:
         try:
@@ -61,6 +61,12 @@ def request_body(event: Any, max_bytes: int) -> Any:
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if len(data) > max_bytes:
         raise ContentTooLarge(f"the body is {len(data)} bytes; the limit is {max_bytes}")
+    return data
+
+
+def request_body(event: Any, max_bytes: int) -> Any:
+    """The JSON body as a Python value; 413 over ``max_bytes``, 400 for anything not JSON."""
+    data = raw_body(event, max_bytes)
     content_type = (event.get("headers") or {}).get("content-type", JSON).split(";")[0].strip().lower()
     if content_type not in {JSON, "", "application/*+json"} and not content_type.endswith("+json"):
         raise InvalidRequest(f"send the arguments as application/json, not {content_type}")
@@ -124,14 +130,14 @@ def build_app(rate_classes: Collection[str] | None = None, *, meta: bool = False
 
     @app.not_found
     def not_found(_: NotFoundError) -> Response:
-        return _error_response(NotFound("no such route"))
+        return error_response(NotFound("no such route"))
 
     @app.exception_handler(MnemoError)
     def domain_error(exc: MnemoError) -> Response:
-        return _error_response(exc)
+        return error_response(exc)
 
     @app.exception_handler(Exception)
     def unexpected(exc: Exception) -> Response:
-        return _error_response(exc)
+        return error_response(exc)
 
     return app

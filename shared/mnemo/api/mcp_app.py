@@ -1,0 +1,162 @@
+"""MCP surface: ``POST /mcp`` as a Powertools resolver around the stdlib protocol layer.
+
+The route authenticates the Bearer key first (401 at HTTP level, before any JSON-RPC is read),
+enforces the body limit (413), then hands the request to :class:`~mnemo.api.mcp.McpEndpoint`.
+The tool catalog is generated from the registry (``service.tools.TOOLS``): input and output
+schemas are the pydantic models' JSON Schemas, so a tool registered there appears here with no
+MCP-specific code. A ``tools/call`` runs ``Service.invoke`` with the authenticated caller, so
+scopes, rate limits, validation and project resolution are exactly those of REST.
+
+No session state: the catalog and the endpoint are built once per process (on the first
+request, never at import) and every request carries everything it needs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mnemo import __version__, runtime
+from mnemo.api.errors import as_mnemo_error
+from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
+from mnemo.api.rest import error_response, raw_body
+from mnemo.errors import MnemoError, NotFound
+from mnemo.service.context import Caller
+from mnemo.service.tools import TOOLS, Tool
+
+logger = Logger(service="mnemo", child=True)
+metrics = Metrics()
+
+MCP_PATH = "/mcp"
+
+INSTRUCTIONS = (
+    "Mnemo is a memory service: save short memories (decisions, insights, facts, working notes) and find "
+    "them again later, across sessions and tools. Each tool's description says when to use it. Failed calls "
+    'are tool results with isError true and a JSON body {"message", "code"}; code rate_limited carries '
+    "retry_after (seconds)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one HTTP request contributes to its tool calls."""
+
+    caller: Caller
+    project_header: str | None
+
+
+# The endpoint is shared by the whole process; the caller of the request being served travels
+# here (contextvars are per thread, so the local threaded server is safe too).
+_current_request: ContextVar[_Request] = ContextVar("mnemo_mcp_request")
+
+_endpoint_lock = threading.Lock()
+_endpoint: McpEndpoint | None = None
+
+
+def mcp_tool(tool: Tool) -> McpTool:
+    """One registry entry as an MCP tool; both schemas generated from the tool's pydantic models."""
+    return McpTool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=tool.args_model.model_json_schema(mode="validation"),
+        output_schema=tool.result_model.model_json_schema(mode="serialization"),
+        read_only=tool.read_only,
+        destructive=tool.destructive,
+        idempotent=tool.idempotent,
+    )
+
+
+def build_catalog() -> list[McpTool]:
+    """Every registered tool, in registration order."""
+    return [mcp_tool(tool) for tool in TOOLS.values()]
+
+
+def invoke_tool(name: str, arguments: dict) -> ToolOutcome:
+    """Run one ``tools/call`` for the caller of the current request; rejections become isError results."""
+    request = _current_request.get()
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise UnknownTool(name)
+    started = time.perf_counter()
+    try:
+        invocation = runtime.service().invoke(name, request.caller, arguments, project_header=request.project_header)
+    except Exception as exc:  # noqa: BLE001 - mapped once, in as_mnemo_error (which logs the unexpected)
+        error = as_mnemo_error(exc)
+        logger.info("tool rejected", extra={"tool": name, "status": error.status, "code": error.code})
+        metrics.add_metric(name=f"error_{error.code}", unit=MetricUnit.Count, value=1)
+        return ToolOutcome(structured=error.body(), is_error=True)
+    metrics.add_metric(name=f"{tool.rate_class}_calls", unit=MetricUnit.Count, value=1)
+    logger.info(
+        "tool call",
+        extra={
+            "tool": name,
+            "surface": "mcp",
+            "workspace_id": request.caller.workspace_id,
+            "key_id": request.caller.key_id,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        },
+    )
+    return ToolOutcome(structured=invocation.result.model_dump(mode="json"), is_error=False)
+
+
+def mcp_endpoint() -> McpEndpoint:
+    """The process's endpoint, built on first use from the registry as it is then."""
+    global _endpoint
+    if _endpoint is None:
+        with _endpoint_lock:
+            if _endpoint is None:
+                _endpoint = McpEndpoint(
+                    build_catalog(),
+                    invoke_tool,
+                    server_name="mnemo",
+                    server_version=__version__,
+                    instructions=INSTRUCTIONS,
+                )
+    return _endpoint
+
+
+def reset_endpoint() -> None:
+    """Forget the built endpoint (tests that change the registry)."""
+    global _endpoint
+    with _endpoint_lock:
+        _endpoint = None
+
+
+def build_mcp_app() -> APIGatewayHttpResolver:
+    """A resolver serving ``/mcp``: POST is MCP; GET and DELETE answer 405 with ``Allow: POST``."""
+    app = APIGatewayHttpResolver()
+
+    @app.route(MCP_PATH, method=["POST", "GET", "DELETE"])
+    def mcp() -> Response:
+        event = app.current_event
+        caller = runtime.service().authenticate(event.headers.get("authorization"))
+        body = raw_body(event.raw_event, runtime.settings().max_body_bytes)
+        token = _current_request.set(_Request(caller, event.headers.get("x-project") or None))
+        try:
+            reply = mcp_endpoint().handle(event.http_method, dict(event.headers), body)
+        finally:
+            _current_request.reset(token)
+        return Response(status_code=reply.status, headers=reply.headers, body=reply.body)
+
+    @app.not_found
+    def not_found(_: NotFoundError) -> Response:
+        return error_response(NotFound("no such route"))
+
+    @app.exception_handler(MnemoError)
+    def domain_error(exc: MnemoError) -> Response:
+        return error_response(exc)
+
+    @app.exception_handler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        return error_response(exc)
+
+    return app
+
