@@ -159,4 +159,3 @@ def build_mcp_app() -> APIGatewayHttpResolver:
         return error_response(exc)
 
     return app
-

@@ -81,6 +81,7 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
         "get": {
             "operationId": "healthz",
             "summary": "Liveness",
+            "description": "Answers 200 while the service is up; needs no key.",
             "security": [],
             "responses": {"200": {"description": "The service answers."}},
         }

@@ -96,7 +96,7 @@ TeamId = Annotated[
     str,
     Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$", description="A team id (see SPEC §1 Teams)."),
 ]
-Source = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
+Source = Annotated[str, Field(min_length=1, max_length=128, description="Who wrote it."), AfterValidator(_no_controls)]
 MemoryId = Annotated[
     str,
     Field(pattern=MEMORY_ID_RE.pattern, description="A memory reference: `mem_` followed by a 26-character ULID."),

@@ -28,7 +28,11 @@ class Args(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    project: ProjectRefArg | None = None
+    project: ProjectRefArg | None = Field(
+        default=None,
+        description="Project slug or id; defaults to the X-Project header, the key's default project, "
+        "then the workspace's default project.",
+    )
 
 
 class ProjectRef(BaseModel):
@@ -45,10 +49,14 @@ class Result(BaseModel):
 
 class MemoryAddArgs(Args):
     content: Content
-    kind: Kind | None = None
+    kind: Kind | None = Field(
+        default=None, description="Category, e.g. insight, decision, fact; `working` marks active working state."
+    )
     tags: Tags = Field(default_factory=list)
-    path: Path | None = None
-    team_id: TeamId | None = None
+    path: Path | None = Field(default=None, description="Logical location, e.g. `acme/pricing/decisions`.")
+    team_id: TeamId | None = Field(
+        default=None, description="Only keys of this team (and admin keys) will see the memory; the key must be in it."
+    )
     source: Source | None = Field(default=None, description="Who wrote it; defaults to the key's label.")
     expires_at: Timestamp | None = Field(
         default=None, description="RFC 3339 time after which the memory is gone for every read; must be in the future."
@@ -62,11 +70,13 @@ class MemoryAddArgs(Args):
 
 class MemoryUpdateArgs(Args):
     id: MemoryId
-    content: Content | None = None
-    kind: Kind | None = None
-    tags: Tags | None = None
-    path: Path | None = None
-    expires_at: Timestamp | None = None
+    content: Content | None = Field(default=None, description="New text (1 to 4096 bytes of UTF-8); omit to keep.")
+    kind: Kind | None = Field(default=None, description="New category; omit to keep.")
+    tags: Tags | None = Field(default=None, description="New tags, replacing the old ones; omit to keep.")
+    path: Path | None = Field(default=None, description="New logical location; omit to keep.")
+    expires_at: Timestamp | None = Field(
+        default=None, description="New RFC 3339 expiry time, in the future; omit to keep."
+    )
     if_version: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Only update when the memory is still at this version (else 409 conflict)."
     )
@@ -82,7 +92,7 @@ class MemorySearchArgs(Args):
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories that have all of these tags.")
-    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories (1–100).")
 
 
 class MemoryResult(Result):
