@@ -139,6 +139,7 @@ def build_mcp_app() -> APIGatewayHttpResolver:
         event = app.current_event
         caller = runtime.service().authenticate(event.headers.get("authorization"))
         body = raw_body(event.raw_event, runtime.settings().max_body_bytes)
+        metrics.add_metric(name="mcp_requests", unit=MetricUnit.Count, value=1)
         token = _current_request.set(_Request(caller, event.headers.get("x-project") or None))
         try:
             reply = mcp_endpoint().handle(event.http_method, dict(event.headers), body)
