@@ -29,7 +29,6 @@ pytestmark = pytest.mark.timeout(120)
 MODES = ["legacy", "2026-07-28", "auto"]
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 EXPECTED_VERSION = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28", "auto": "2026-07-28"}
-LOOKUP_TOOL = "search_memory"
 
 
 def mcp_url(server: RunningServer) -> str:
@@ -48,17 +47,12 @@ async def _session(server: RunningServer, mode: str) -> dict[str, Any]:
     http, client = sdk_client(server, mode, server.key)
     async with http, client:
         listed = await client.list_tools()
-        names = {tool.name for tool in listed.tools}
         added = await client.call_tool(
             "memory_add",
             {"content": f"Launch checklist {marker}: freeze deploys on Friday.", "kind": "decision", "tags": [mode]},
         )
-        if LOOKUP_TOOL in names:
-            found = await client.call_tool(LOOKUP_TOOL, {"query": marker})
-            found_ids = [r["reference"] for r in (found.structured_content or {}).get("results", [])]
-        else:  # NOTE: fallback until search_memory is registered on this branch (retrieval helper); remove then
-            found = await client.call_tool("memory_search", {"q": marker})
-            found_ids = [m["id"] for m in (found.structured_content or {}).get("memories", [])]
+        found = await client.call_tool("search_memory", {"query": marker})
+        found_ids = [r["reference"] for r in (found.structured_content or {}).get("results", [])]
         too_large = await client.call_tool("memory_add", {"content": "x" * 4097})
         return {
             "protocol_version": client.protocol_version,
@@ -78,7 +72,7 @@ def test_sdk_client_lists_adds_finds_and_gets_is_error(server: RunningServer, mo
 
     assert seen["protocol_version"] == EXPECTED_VERSION[mode]
     tools = seen["tools"]
-    assert set(TOOLS) <= set(tools)
+    assert set(tools) == set(TOOLS)
     for name, tool in tools.items():
         assert tool.input_schema["type"] == "object", name
         assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
@@ -94,6 +88,7 @@ def test_sdk_client_lists_adds_finds_and_gets_is_error(server: RunningServer, mo
     assert json.loads(added.content[0].text) == added.structured_content
 
     assert seen["found"].is_error is False
+    assert seen["found"].structured_content["matched"] is True
     assert seen["found_ids"] == [memory_id]
 
     too_large = seen["too_large"]

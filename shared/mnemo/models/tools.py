@@ -160,7 +160,7 @@ class RetrievalArgs(Args):
 
 
 class SearchMemoryArgs(RetrievalArgs):
-    limit: Annotated[int, Field(ge=1, le=50)] = 5
+    limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results (1–50).")
     explain: bool = Field(
         default=False, description="Say for each result which terms matched where, and why it ranks there."
     )
@@ -170,14 +170,16 @@ class SearchMemoryArgs(RetrievalArgs):
 
 
 class RecallArgs(RetrievalArgs):
-    limit: Annotated[int, Field(ge=1, le=50)] = 5
+    limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results (1–50).")
     explain: bool = Field(
         default=False, description="Say for each result which terms matched where, and why it ranks there."
     )
 
 
 class RecallContextArgs(RetrievalArgs):
-    max_items: Annotated[int, Field(ge=1, le=100)] = 10
+    max_items: Annotated[int, Field(ge=1, le=100)] = Field(
+        default=10, description="At most this many memories in the block (1–100)."
+    )
     max_tokens: Annotated[int, Field(ge=1, le=50000)] = Field(
         default=2000,
         description="Budget for the whole block (headers included) by Mnemo's estimate: a CJK character is 1 token, "
