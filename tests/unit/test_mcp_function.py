@@ -260,6 +260,25 @@ def test_results_validate_against_the_listed_output_schema(wired_runtime):
     Draft202012Validator(tools["memory_search"]["outputSchema"]).validate(found["structuredContent"])
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("search_memory", {"query": "cache latency", "explain": True}),
+        ("search_memory", {"query": "nowhere"}),
+        ("recall", {"query": "cach"}),
+        ("recall_context", {"query": "cache"}),
+        ("recall_context", {"query": "cache", "output_json": True}),
+    ],
+)
+def test_retrieval_results_validate_against_the_listed_output_schema(wired_runtime, tool, arguments):
+    call_tool("memory_add", {"content": "cache latency is high", "kind": "working"})
+
+    result = call_tool(tool, arguments)
+
+    assert result["isError"] is False
+    Draft202012Validator(listed_tools()[tool]["outputSchema"]).validate(result["structuredContent"])
+
+
 def test_content_over_4096_bytes_is_an_is_error_result(wired_runtime):
     result = call_tool("memory_add", {"content": "é" * 2048 + "x"})
 
