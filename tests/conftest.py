@@ -13,6 +13,7 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mnemo import runtime
@@ -48,3 +49,38 @@ def wired_runtime(tmp_path: Path) -> Iterator[Service]:
 
 def caller_for(svc: Service, plain_key: str) -> Caller:
     return svc.authenticate(f"Bearer {plain_key}")
+
+
+# -- the AWS backend's stack (moto server + OpenSearch), once per session -------------------
+
+
+@pytest.fixture(scope="session")
+def aws_stack() -> Iterator[Settings]:
+    """Settings of a fresh AWS stack: tables created from template.yaml, the index on first write."""
+    from mnemo.backends.aws import Tables, create_tables
+    from mnemo.backends.aws.backend import dynamodb_client
+
+    from tests.support.aws_stack import aws_settings, moto_server, opensearch_node
+
+    with opensearch_node() as opensearch_url, moto_server() as dynamodb_url:
+        cfg = aws_settings(dynamodb_url, opensearch_url)
+        create_tables(dynamodb_client(cfg), Tables.from_settings(cfg))
+        yield cfg
+        _drop_index(cfg)
+
+
+def _drop_index(cfg: Settings) -> None:
+    from mnemo.backends.aws.backend import opensearch_client
+
+    client = opensearch_client(cfg)
+    client.indices.delete(index=f"{cfg.opensearch_index}-*", ignore_unavailable=True)
+    client.close()
+
+
+@pytest.fixture
+def aws_backend(aws_stack: Settings) -> Iterator[Any]:
+    from mnemo.backends.aws import AwsBackend
+
+    backend = AwsBackend.from_settings(aws_stack)
+    yield backend
+    backend.close()

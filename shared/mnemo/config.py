@@ -23,6 +23,28 @@ class Settings(BaseSettings):
     #: bodies above this are 413 (SPEC §4)
     max_body_bytes: int = 64 * 1024
 
+    # -- the AWS backend (DynamoDB + OpenSearch); template.yaml sets these in Lambda ---------
+    #: region for DynamoDB and SigV4 signing; None = boto3's own resolution (AWS_REGION …)
+    aws_region: str | None = None
+    #: e.g. a moto server or DynamoDB Local; None = the regional AWS endpoint
+    dynamodb_endpoint_url: str | None = None
+    memories_table: str = "mnemo-memories"
+    tenants_table: str = "mnemo-tenants"
+    rate_table: str = "mnemo-rate-limits"
+    idempotency_table: str = "mnemo-idempotency"
+    #: create the tables (from template.yaml's key schemas) when missing — local use only
+    aws_create_tables: bool = False
+    opensearch_endpoint: str = "http://127.0.0.1:9200"
+    #: the alias every read and write goes through; the index behind it is ``<alias>-v1``
+    opensearch_index: str = "mnemo-memories"
+    #: ``wait_for`` makes a write searchable before the call returns (SPEC §3)
+    opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
+    #: sign requests with SigV4 (Amazon OpenSearch Service); needs a region
+    opensearch_sigv4: bool = False
+    opensearch_timeout_s: float = Field(default=5.0, gt=0)
+    opensearch_shards: int = Field(default=1, ge=1)
+    opensearch_replicas: int = Field(default=0, ge=0)
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "mnemo.db"

@@ -3,11 +3,11 @@ implements them; the service never imports a backend."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 from mnemo.text import QueryTerm
@@ -80,6 +80,10 @@ class IdempotentResult:
 
 class VersionConflict(Exception):
     """A conditional write found another version (or no record) in the store."""
+
+
+class IdempotencyMismatch(Exception):
+    """An idempotency key was used before with other arguments."""
 
 
 class MemoryStore(Protocol):
@@ -163,10 +167,14 @@ class TenantStore(Protocol):
 
 
 class IdempotencyStore(Protocol):
-    def get(self, workspace_id: str, key: str) -> IdempotentResult | None: ...
-
-    def put(self, workspace_id: str, key: str, result: IdempotentResult) -> None:
-        """Store once; a concurrent first writer wins (VersionConflict for the loser)."""
+    def run_once(
+        self, workspace_id: str, key: str, fingerprint: str, compute: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The first call with ``key`` runs ``compute`` and stores its result; a later call with
+        the same ``fingerprint`` returns that result without running ``compute``. Raises
+        ``IdempotencyMismatch`` when the key was used with another fingerprint, and
+        ``VersionConflict`` while the first call with the key is still running. When ``compute``
+        raises, nothing is stored and the key is free again."""
         ...
 
 

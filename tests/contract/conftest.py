@@ -37,15 +37,24 @@ def _sqlite(request: pytest.FixtureRequest) -> Iterator[Ports]:
     ports.close()
 
 
+@backend("aws")
+def _aws(request: pytest.FixtureRequest) -> Iterator[Ports]:
+    """DynamoDB through moto in server mode and a real OpenSearch node, shared by the session;
+    each test's fresh workspace keeps it apart from the others."""
+    yield request.getfixturevalue("aws_backend")
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ports" in metafunc.fixturenames:
-        metafunc.parametrize("ports", sorted(BACKENDS), indirect=True)
+        metafunc.parametrize(
+            "ports",
+            [pytest.param(name, marks=[pytest.mark.aws] if name == "aws" else []) for name in sorted(BACKENDS)],
+            indirect=True,
+        )
 
 
 @pytest.fixture
 def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:
-    if request.param == "aws":
-        request.applymarker(pytest.mark.aws)
     yield from BACKENDS[request.param](request)
 
 

@@ -103,8 +103,17 @@ def table_key_schema(logical_id: str, path: Path | None = None) -> dict[str, Any
         "KeySchema": props["KeySchema"],
         "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
     }
-    if "GlobalSecondaryIndexes" in props:
-        out["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    for indexes in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        if indexes in props:
+            out[indexes] = props[indexes]
     if "StreamSpecification" in props:
         out["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
     return out
+
+
+def table_ttl(logical_id: str, path: Path | None = None) -> dict[str, Any] | None:
+    """The table's TimeToLiveSpecification (an UpdateTimeToLive argument), if it has one."""
+    ttl: dict[str, Any] | None = load_template(path)["Resources"][logical_id]["Properties"].get(
+        "TimeToLiveSpecification"
+    )
+    return ttl

@@ -21,7 +21,7 @@ from mnemo.models.tools import (
     MemorySearchArgs,
     MemoryUpdateArgs,
 )
-from mnemo.ports import IdempotentResult, IndexQuery, VersionConflict
+from mnemo.ports import IdempotencyMismatch, IndexQuery, VersionConflict
 from mnemo.service.context import CallContext
 
 logger = Logger(service="mnemo", child=True)
@@ -58,41 +58,42 @@ def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
             "expires_at must be in the future", details=[{"loc": ["expires_at"], "type": "value_error"}]
         )
     key = ctx.idempotency_key or args.idempotency_key
-    with ctx.ports.store.unit_of_work():
-        fingerprint = ""
-        if key is not None:
-            fingerprint = _fingerprint(ctx, args)
-            prior = ctx.ports.idempotency.get(ctx.caller.workspace_id, key)
-            if prior is not None:
-                if prior.fingerprint != fingerprint:
-                    raise Conflict("this idempotency key was used with other arguments")
-                return MemoryResult.model_validate(prior.response)
-        record = MemoryRecord(
-            id=memory_id(),
-            workspace_id=ctx.project.workspace_id,
-            project_id=ctx.project.id,
-            content=args.content,
-            kind=args.kind,
-            tags=args.tags,
-            path=args.path,
-            team_id=args.team_id,
-            source=args.source or ctx.caller.label,
-            expires_at=args.expires_at,
-            version=1,
-            created_at=ctx.now,
-            updated_at=ctx.now,
+    if key is None:
+        return _add(ctx, args)
+    try:
+        response = ctx.ports.idempotency.run_once(
+            ctx.caller.workspace_id,
+            key,
+            _fingerprint(ctx, args),
+            lambda: _add(ctx, args).model_dump(mode="json"),
         )
+    except IdempotencyMismatch:
+        raise Conflict("this idempotency key was used with other arguments") from None
+    except VersionConflict:
+        raise Conflict("a request with this idempotency key is already in progress") from None
+    return MemoryResult.model_validate(response)
+
+
+def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
+    record = MemoryRecord(
+        id=memory_id(),
+        workspace_id=ctx.project.workspace_id,
+        project_id=ctx.project.id,
+        content=args.content,
+        kind=args.kind,
+        tags=args.tags,
+        path=args.path,
+        team_id=args.team_id,
+        source=args.source or ctx.caller.label,
+        expires_at=args.expires_at,
+        version=1,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+    )
+    with ctx.ports.store.unit_of_work():
         ctx.ports.store.create(record)
         index_record(ctx, record)
-        result = MemoryResult(project=ctx.project_ref, memory=record.public())
-        if key is not None:
-            try:
-                ctx.ports.idempotency.put(
-                    ctx.caller.workspace_id, key, IdempotentResult(fingerprint, result.model_dump(mode="json"))
-                )
-            except VersionConflict:
-                raise Conflict("a request with this idempotency key is already in progress") from None
-    return result
+    return MemoryResult(project=ctx.project_ref, memory=record.public())
 
 
 def memory_get(ctx: CallContext, args: MemoryIdArgs) -> MemoryResult:

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from importlib import resources
 from pathlib import Path
@@ -22,6 +22,7 @@ from mnemo import text
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 from mnemo.ports import (
+    IdempotencyMismatch,
     IdempotentResult,
     IndexHit,
     IndexQuery,
@@ -372,8 +373,24 @@ class SqliteTenantStore:
 
 
 class SqliteIdempotencyStore:
+    """Keys and first results in one table; ``run_once`` holds the write transaction around the
+    check, the computation and the store, so a concurrent duplicate waits and then replays."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
+
+    def run_once(
+        self, workspace_id: str, key: str, fingerprint: str, compute: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        with self.db.write():
+            prior = self.get(workspace_id, key)
+            if prior is not None:
+                if prior.fingerprint != fingerprint:
+                    raise IdempotencyMismatch(key)
+                return dict(prior.response)
+            response = compute()
+            self.put(workspace_id, key, IdempotentResult(fingerprint, response))
+            return response
 
     def get(self, workspace_id: str, key: str) -> IdempotentResult | None:
         row = (

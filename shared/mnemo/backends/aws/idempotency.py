@@ -1,0 +1,78 @@
+"""Idempotency keys for ``memory_add`` through Powertools' idempotency utility on DynamoDB.
+
+The utility's flow is exactly the contract (SPEC §3): a conditional ``PutItem`` claims the key
+(status ``INPROGRESS``); the add runs; an ``UpdateItem`` stores its response (``COMPLETED``). A
+repeat finds the completed record in the failed claim's ``ALL_OLD`` image and replays it without
+running the add; other arguments fail Powertools' payload validation (→ 409); a concurrent
+duplicate finds the claim in progress (→ 409, retry). When the add raises, the claim is deleted.
+
+The idempotency record's key hashes ``[workspace, key]`` under a fixed prefix, so the same key
+replays across the add and MCP functions, and never across workspaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+
+from mnemo.ports import IdempotencyMismatch, VersionConflict
+
+#: how long a key replays its first result (SPEC leaves it open; 24 h, as the SQLite backend)
+EXPIRES_AFTER_S = 24 * 3600
+#: a claim whose call died (timeout, crash) frees the key after this long
+IN_PROGRESS_BUDGET_MS = 30_000
+KEY_PREFIX = "mnemo.memory_add"
+
+
+class _Budget:
+    """Stands in for the Lambda context Powertools reads the in-progress expiry from; constant, so
+    one config serves every thread (the local server is threaded)."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return IN_PROGRESS_BUDGET_MS
+
+
+class PowertoolsIdempotencyStore:
+    def __init__(self, client: Any, table: str) -> None:
+        self.persistence = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
+        config = IdempotencyConfig(
+            event_key_jmespath="[workspace_id, key]",
+            payload_validation_jmespath="fingerprint",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=EXPIRES_AFTER_S,
+            hash_function="sha256",
+            lambda_context=_Budget(),  # type: ignore[arg-type]
+        )
+
+        @idempotent_function(
+            data_keyword_argument="request",
+            persistence_store=self.persistence,
+            config=config,
+            key_prefix=KEY_PREFIX,
+        )
+        def once(*, request: dict[str, str], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+            return compute()
+
+        self._once = once
+
+    def run_once(
+        self, workspace_id: str, key: str, fingerprint: str, compute: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        request = {"workspace_id": workspace_id, "key": key, "fingerprint": fingerprint}
+        try:
+            result: dict[str, Any] = self._once(request=request, compute=compute)
+        except IdempotencyValidationError:
+            raise IdempotencyMismatch(key) from None
+        except IdempotencyAlreadyInProgressError:
+            raise VersionConflict(key) from None
+        return result

@@ -1,0 +1,279 @@
+"""The OpenSearch index adapter: one index behind an alias, DSL queries only.
+
+* Text is analysed in Python (:mod:`mnemo.text`, the same terms the SQLite backend indexes) and
+  indexed with the core ``whitespace`` analyzer into ``content_terms`` / ``tags_terms`` /
+  ``path_terms``; query terms become ``term`` or ``prefix`` queries. Nothing user-typed ever
+  reaches a query parser (no ``query_string``), and no plugin or script is needed.
+* Every document is routed by its project id, and every query filters on workspace *and* project.
+* Writes use external versioning (``version = record.version``): a late or repeated write of an
+  older version is refused by OpenSearch (409) and treated as done. A delete writes a tombstone at
+  ``version + 1`` (``deleted: true``, filtered out of every query) instead of deleting the
+  document, because OpenSearch forgets a real delete's version after ``index.gc_deletes`` (60 s)
+  and a late older write could then resurrect it. The cleanup job purges old tombstones.
+* The full record is kept in ``_source`` (``record``, not indexed), so a search needs no
+  DynamoDB read.
+* Connection errors, timeouts, 429 and 5xx become :class:`~mnemo.errors.IndexUnavailable`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import ConflictError, ConnectionError, NotFoundError, TransportError
+
+from mnemo import text
+from mnemo.errors import IndexUnavailable
+from mnemo.models.common import format_ts
+from mnemo.models.records import MemoryRecord
+from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm
+
+#: field weights, as the SQLite backend's bm25 column weights
+FIELD_BOOSTS = {"content_terms": 1.0, "tags_terms": 0.6, "path_terms": 0.4}
+INDEX_VERSION = "v1"
+
+_TERMS = {"type": "text", "analyzer": "whitespace", "norms": True}
+MAPPINGS: dict[str, Any] = {
+    "dynamic": "strict",
+    "properties": {
+        "id": {"type": "keyword"},
+        "workspace_id": {"type": "keyword"},
+        "project_id": {"type": "keyword"},
+        "content_terms": _TERMS,
+        "tags_terms": _TERMS,
+        "path_terms": _TERMS,
+        "kind_fold": {"type": "keyword"},
+        "path_fold": {"type": "keyword"},
+        "tags": {"type": "keyword"},
+        "team_id": {"type": "keyword"},
+        "expires_at": {"type": "date", "format": "strict_date_optional_time"},
+        "updated_at": {"type": "date", "format": "strict_date_optional_time"},
+        "working": {"type": "byte"},
+        "deleted": {"type": "boolean"},
+        "record": {"type": "object", "enabled": False},
+    },
+}
+
+
+def document(record: MemoryRecord) -> dict[str, Any]:
+    kind_fold = (record.kind or "").casefold()
+    doc: dict[str, Any] = {
+        "id": record.id,
+        "workspace_id": record.workspace_id,
+        "project_id": record.project_id,
+        "content_terms": text.index_text(record.content),
+        "tags_terms": text.index_text(" ".join(record.tags)),
+        "path_terms": text.index_text(record.path or ""),
+        "kind_fold": kind_fold,
+        "path_fold": (record.path or "").casefold(),
+        "tags": list(record.tags),
+        "updated_at": format_ts(record.updated_at),
+        "working": 1 if kind_fold == "working" else 0,
+        "deleted": False,
+        "record": record.model_dump(mode="json"),
+    }
+    if record.team_id is not None:
+        doc["team_id"] = record.team_id
+    if record.expires_at is not None:
+        doc["expires_at"] = format_ts(record.expires_at)
+    return doc
+
+
+def tombstone(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "workspace_id": record.workspace_id,
+        "project_id": record.project_id,
+        "updated_at": format_ts(record.updated_at),
+        "deleted": True,
+    }
+
+
+def like_to_wildcard(pattern: str) -> str:
+    """An SQL LIKE pattern (``%``, ``_``, ``\\`` escapes) as an OpenSearch wildcard pattern."""
+    out: list[str] = []
+    chars = iter(pattern)
+    for ch in chars:
+        if ch == "\\":
+            literal = next(chars, "\\")
+            out.append("\\" + literal if literal in "*?\\" else literal)
+        elif ch == "%":
+            out.append("*")
+        elif ch == "_":
+            out.append("?")
+        else:
+            out.append("\\" + ch if ch in "*?\\" else ch)
+    return "".join(out)
+
+
+def filter_clauses(query: IndexQuery) -> list[dict[str, Any]]:
+    flt: MemoryFilter = query.filter
+    clauses: list[dict[str, Any]] = [
+        {"term": {"workspace_id": query.scope.workspace_id}},
+        {"term": {"project_id": query.scope.project_id}},
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"must_not": {"exists": {"field": "expires_at"}}}},
+                    {"range": {"expires_at": {"gt": format_ts(flt.now)}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        },
+    ]
+    if flt.kind is not None:
+        clauses.append({"term": {"kind_fold": flt.kind.casefold()}})
+    for field, pattern in (("kind_fold", flt.kind_like), ("path_fold", flt.path_like)):
+        if pattern is not None and pattern != "%":
+            clauses.append({"wildcard": {field: {"value": like_to_wildcard(pattern.casefold())}}})
+    clauses.extend({"term": {"tags": tag}} for tag in flt.tags_all)
+    if flt.visible_teams is not None or not flt.include_unteamed:
+        team: list[dict[str, Any]] = []
+        if flt.include_unteamed:
+            team.append({"bool": {"must_not": {"exists": {"field": "team_id"}}}})
+        if flt.visible_teams:
+            team.append({"terms": {"team_id": sorted(flt.visible_teams)}})
+        clauses.append({"bool": {"should": team, "minimum_should_match": 1}} if team else {"match_none": {}})
+    return clauses
+
+
+def term_clause(term: QueryTerm) -> dict[str, Any]:
+    """One query term, matching in any of the three fields, content weighted highest."""
+    kind = "prefix" if term.prefix else "term"
+    return {
+        "bool": {
+            "should": [{kind: {field: {"value": term.text, "boost": boost}}} for field, boost in FIELD_BOOSTS.items()],
+            "minimum_should_match": 1,
+        }
+    }
+
+
+def search_body(query: IndexQuery) -> dict[str, Any]:
+    clauses = [term_clause(t) for t in query.terms]
+    boolean: dict[str, Any] = {"filter": filter_clauses(query), "must_not": [{"term": {"deleted": True}}]}
+    if query.mode == "all":
+        boolean["must"] = clauses
+    else:
+        boolean["should"] = clauses
+        boolean["minimum_should_match"] = 1
+    sort: list[Any] = [{"working": "desc"}] if query.prefer_working else []
+    sort += ["_score", {"updated_at": "desc"}, {"id": "desc"}]
+    return {
+        "size": query.limit,
+        "query": {"bool": boolean},
+        "sort": sort,
+        "track_scores": True,
+        "_source": ["record"],
+    }
+
+
+def _outage(exc: TransportError) -> bool:
+    status = exc.status_code
+    return isinstance(exc, ConnectionError) or not isinstance(status, int) or status == 429 or status >= 500
+
+
+class OpenSearchIndex:
+    def __init__(
+        self,
+        client: OpenSearch,
+        alias: str,
+        *,
+        refresh: str = "wait_for",
+        shards: int = 1,
+        replicas: int = 0,
+    ) -> None:
+        self.client = client
+        self.alias = alias
+        self.refresh = refresh
+        self.shards = shards
+        self.replicas = replicas
+        self._ready = False
+        self._lock = threading.Lock()
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def ensure(self) -> None:
+        """Create the index and its alias when missing (once per process; idempotent)."""
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            try:
+                if not self.client.indices.exists_alias(name=self.alias):
+                    self._create()
+            except TransportError as exc:
+                if _outage(exc):
+                    raise IndexUnavailable(str(exc.status_code)) from None
+                raise
+            self._ready = True
+
+    def _create(self) -> None:
+        index = f"{self.alias}-{INDEX_VERSION}"
+        body = {
+            "settings": {
+                "number_of_shards": self.shards,
+                "number_of_replicas": self.replicas,
+                # an explicit interval keeps an idle shard refreshing (no search-idle pause)
+                "refresh_interval": "1s",
+            },
+            "mappings": MAPPINGS,
+            "aliases": {self.alias: {"is_write_index": True}},
+        }
+        try:
+            self.client.indices.create(index=index, body=body)
+        except TransportError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+            self.client.indices.put_alias(index=index, name=self.alias)
+
+    # -- the port -----------------------------------------------------------------------------
+
+    def upsert(self, record: MemoryRecord) -> None:
+        self._write(record, document(record), record.version)
+
+    def remove(self, record: MemoryRecord) -> None:
+        self._write(record, tombstone(record), record.version + 1)
+
+    def _write(self, record: MemoryRecord, body: dict[str, Any], version: int) -> None:
+        try:
+            self.ensure()
+            self.client.index(
+                index=self.alias,
+                id=record.id,
+                body=body,
+                routing=record.project_id,
+                version=version,
+                version_type="external",
+                refresh=self.refresh,
+            )
+        except ConflictError:
+            return  # this version or a newer one is indexed already: done
+        except TransportError as exc:
+            if _outage(exc):
+                raise IndexUnavailable(f"index write failed ({exc.status_code})") from None
+            raise
+
+    def search(self, query: IndexQuery) -> list[IndexHit]:
+        if not query.terms:
+            return []
+        try:
+            out = self.client.search(index=self.alias, body=search_body(query), routing=query.scope.project_id)
+        except NotFoundError:
+            return []  # no index yet: nothing was ever written
+        except TransportError as exc:
+            if _outage(exc):
+                raise IndexUnavailable(f"index search failed ({exc.status_code})") from None
+            raise
+        return [
+            IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 0.0))
+            for hit in out["hits"]["hits"]
+        ]
+
+    def purge(self, record_id: str, project_id: str) -> None:
+        """Remove a document for good (the cleanup job, for tombstones past the resurrection window)."""
+        try:
+            self.client.delete(index=self.alias, id=record_id, routing=project_id, refresh=self.refresh)
+        except NotFoundError:
+            return

@@ -1,0 +1,131 @@
+"""The AWS backend's test stack: moto in server mode (boto3 really speaks HTTP to it) and a real
+OpenSearch node, started once per session; tables come from template.yaml's own key schemas."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+REQUIRE_ENV = "MNEMO_REQUIRE_OPENSEARCH"
+#: use an already running node instead of starting one (e.g. scripts/opensearch.sh)
+URL_ENV = "MNEMO_TEST_OPENSEARCH_URL"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def unavailable(reason: str) -> None:
+    """No OpenSearch: a loud skip on a user's machine, a failure in CI."""
+    message = f"AWS backend tests need a real OpenSearch node: {reason}"
+    if os.environ.get(REQUIRE_ENV, "") not in ("", "0", "false"):
+        pytest.fail(message + f" ({REQUIRE_ENV} is set, so this fails instead of skipping)", pytrace=False)
+    print(f"\n*** SKIPPING AWS BACKEND TESTS: {message} ***\n", flush=True)  # noqa: T201
+    pytest.skip(message)
+
+
+@contextmanager
+def moto_server() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@contextmanager
+def opensearch_node() -> Iterator[str]:
+    url = os.environ.get(URL_ENV)
+    if url:
+        yield url
+        return
+    try:
+        from tests.support.opensearch_node import OpenSearchNode  # type: ignore[import-not-found]
+    except ImportError:
+        unavailable(f"tests/support/opensearch_node.py is missing and {URL_ENV} is not set")
+        return
+    node = OpenSearchNode()
+    node.start()
+    try:
+        yield node.url
+    finally:
+        node.stop()
+
+
+def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> Any:
+    from mnemo.config import Settings
+
+    run = uuid.uuid4().hex[:8]
+    values: dict[str, Any] = {
+        "backend": "aws",
+        "aws_region": "us-east-1",
+        "dynamodb_endpoint_url": dynamodb_url,
+        "memories_table": f"mnemo-memories-{run}",
+        "tenants_table": f"mnemo-tenants-{run}",
+        "rate_table": f"mnemo-rate-{run}",
+        "idempotency_table": f"mnemo-idempotency-{run}",
+        "opensearch_endpoint": opensearch_url,
+        "opensearch_index": f"mnemo-test-{run}",
+        "opensearch_timeout_s": 10.0,
+        **overrides,
+    }
+    return Settings(**values)
+
+
+class RequestCounter:
+    """Counts DynamoDB calls (botocore ``before-call``) and OpenSearch HTTP requests (a wrapper
+    around the client's transport) made through one backend."""
+
+    def __init__(self, backend: Any) -> None:
+        self.dynamodb: Counter[str] = Counter()
+        self.opensearch: Counter[str] = Counter()
+        backend.dynamodb.meta.events.register("before-call.dynamodb", self._on_dynamodb)
+        transport = backend.index.client.transport
+        original = transport.perform_request
+
+        def perform_request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            self.opensearch[f"{method} {url.split('?')[0].rsplit('/', 1)[-1] or url}"] += 1
+            return original(method, url, *args, **kwargs)
+
+        transport.perform_request = perform_request
+
+    def _on_dynamodb(self, model: Any, **_: Any) -> None:
+        self.dynamodb[model.name] += 1
+
+    def reset(self) -> None:
+        self.dynamodb.clear()
+        self.opensearch.clear()
+
+
+class SerialisedDynamoDB:
+    """moto does not apply conditional writes atomically across threads (PITFALLS); real DynamoDB
+    is atomic per item. This takes one lock in botocore's ``before-call`` and releases it in
+    ``after-call`` / ``after-call-error``, so moto sees one call at a time, like one item would."""
+
+    def __init__(self, client: Any) -> None:
+        self.lock = threading.Lock()
+        events = client.meta.events
+        events.register("before-call.dynamodb", self._acquire)
+        events.register("after-call.dynamodb", self._release)
+        events.register("after-call-error.dynamodb", self._release)
+
+    def _acquire(self, **_: Any) -> None:
+        self.lock.acquire()
+
+    def _release(self, **_: Any) -> None:
+        if self.lock.locked():
+            self.lock.release()
