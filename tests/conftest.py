@@ -77,10 +77,24 @@ def _drop_index(cfg: Settings) -> None:
     client.close()
 
 
-@pytest.fixture
-def aws_backend(aws_stack: Settings) -> Iterator[Any]:
-    from mnemo.backends.aws import AwsBackend
+@pytest.fixture(scope="session")
+def aws_clients(aws_stack: Settings) -> Iterator[tuple[Any, Any]]:
+    """One DynamoDB and one OpenSearch client for the session (building them costs ~0.2 s)."""
+    from mnemo.backends.aws.backend import dynamodb_client, opensearch_client
 
-    backend = AwsBackend.from_settings(aws_stack)
-    yield backend
-    backend.close()
+    opensearch = opensearch_client(aws_stack)
+    yield dynamodb_client(aws_stack), opensearch
+    opensearch.close()
+
+
+@pytest.fixture
+def aws_backend(aws_stack: Settings, aws_clients: tuple[Any, Any]) -> Any:
+    """Every port on the shared stack; tests that hook a client build their own backend instead."""
+    from mnemo.backends.aws import AwsBackend, Tables
+    from mnemo.backends.aws.opensearch import OpenSearchIndex
+
+    dynamodb, opensearch = aws_clients
+    index = OpenSearchIndex(
+        opensearch, aws_stack.opensearch_index, refresh_interval=aws_stack.opensearch_refresh_interval
+    )
+    return AwsBackend(dynamodb, index, Tables.from_settings(aws_stack))

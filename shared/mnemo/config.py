@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     #: ``wait_for`` makes a write searchable before the call returns (SPEC §3)
     opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
     #: sign requests with SigV4 (Amazon OpenSearch Service); needs a region
+    #: the index's refresh_interval, set explicitly so an idle shard keeps refreshing; a
+    #: ``wait_for`` write waits for the next refresh, so this bounds a write's added latency
+    opensearch_refresh_interval: str = "1s"
     opensearch_sigv4: bool = False
     opensearch_timeout_s: float = Field(default=5.0, gt=0)
     opensearch_shards: int = Field(default=1, ge=1)

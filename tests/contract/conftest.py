@@ -41,7 +41,7 @@ def _sqlite(request: pytest.FixtureRequest) -> Iterator[Ports]:
 def _aws(request: pytest.FixtureRequest) -> Iterator[Ports]:
     """DynamoDB through moto in server mode and a real OpenSearch node, shared by the session;
     each test's fresh workspace keeps it apart from the others."""
-    yield request.getfixturevalue("aws_backend")
+    yield request.getfixturevalue("aws_backend")  # the session's clients stay open
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

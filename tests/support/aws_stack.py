@@ -36,8 +36,11 @@ def unavailable(reason: str) -> None:
 
 @contextmanager
 def moto_server() -> Iterator[str]:
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per call otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -81,6 +84,8 @@ def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> An
         "opensearch_endpoint": opensearch_url,
         "opensearch_index": f"mnemo-test-{run}",
         "opensearch_timeout_s": 10.0,
+        # still refresh=wait_for, as in production; a short interval keeps the suite quick
+        "opensearch_refresh_interval": "50ms",
         **overrides,
     }
     return Settings(**values)
@@ -98,7 +103,8 @@ class RequestCounter:
         original = transport.perform_request
 
         def perform_request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            self.opensearch[f"{method} {url.split('?')[0].rsplit('/', 1)[-1] or url}"] += 1
+            parts = url.split("?")[0].strip("/").split("/")
+            self.opensearch[f"{method} {next((p for p in parts if p.startswith('_')), parts[-1])}"] += 1
             return original(method, url, *args, **kwargs)
 
         transport.perform_request = perform_request

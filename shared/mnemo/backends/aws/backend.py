@@ -112,6 +112,7 @@ class AwsBackend:
             refresh=cfg.opensearch_refresh,
             shards=cfg.opensearch_shards,
             replicas=cfg.opensearch_replicas,
+            refresh_interval=cfg.opensearch_refresh_interval,
         )
         return cls(dynamodb, index, tables)
 

@@ -182,12 +182,14 @@ class OpenSearchIndex:
         refresh: str = "wait_for",
         shards: int = 1,
         replicas: int = 0,
+        refresh_interval: str = "1s",
     ) -> None:
         self.client = client
         self.alias = alias
         self.refresh = refresh
         self.shards = shards
         self.replicas = replicas
+        self.refresh_interval = refresh_interval
         self._ready = False
         self._lock = threading.Lock()
 
@@ -215,8 +217,8 @@ class OpenSearchIndex:
             "settings": {
                 "number_of_shards": self.shards,
                 "number_of_replicas": self.replicas,
-                # an explicit interval keeps an idle shard refreshing (no search-idle pause)
-                "refresh_interval": "1s",
+                # explicit, so an idle shard keeps refreshing (no search-idle pause)
+                "refresh_interval": self.refresh_interval,
             },
             "mappings": MAPPINGS,
             "aliases": {self.alias: {"is_write_index": True}},

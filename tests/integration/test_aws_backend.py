@@ -1,0 +1,214 @@
+"""The AWS backend's own guarantees, beyond the shared contract suite: the write path when
+OpenSearch is down, version ordering in the index, the DynamoDB token bucket under a race, and
+what one tool call costs in requests. moto server + a real OpenSearch node (see tests/conftest.py)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from mnemo.backends.aws import AwsBackend
+from mnemo.backends.aws.dynamo import REPAIR_INDEX, REPAIR_SHARDS
+from mnemo.backends.aws.opensearch import OpenSearchIndex
+from mnemo.backends.aws.ratelimit import DynamoRateLimiter
+from mnemo.models.common import utc_now
+from mnemo.ports import IndexQuery, MemoryFilter, Scope
+from mnemo.service.core import Service
+from mnemo.text import query_terms
+
+from tests.contract.conftest import new_tenant
+from tests.support.aws_stack import RequestCounter, SerialisedDynamoDB, free_port
+
+pytestmark = pytest.mark.aws
+
+
+@pytest.fixture
+def own_backend(aws_stack):
+    """A backend with its own clients, so a test may hook them without touching the others."""
+    backend = AwsBackend.from_settings(aws_stack)
+    yield backend
+    backend.close()
+
+
+def _search(backend, scope, q):
+    query = IndexQuery(scope, query_terms(q), "all", MemoryFilter(now=utc_now()), 10)
+    return [hit.record for hit in backend.index.search(query)]
+
+
+def test_add_with_opensearch_down_is_durable_marked_for_repair_and_succeeds(aws_stack, own_backend):
+    # Given the index client points at a loopback port nobody listens on (the shared node stays up)
+    dead = aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
+    broken = AwsBackend.from_settings(dead)
+    tenant = new_tenant(Service(broken))
+
+    # When a memory is added
+    memory = tenant.call("memory_add", content="durable while the index is down").memory
+
+    # Then the call succeeded, the record is in DynamoDB, and it is flagged for the cleanup job
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert own_backend.store.get(scope, memory.id).content == "durable while the index is down"
+    flagged = [
+        item["id"]
+        for shard in range(REPAIR_SHARDS)
+        for item in own_backend.store.marked_for_repair(shard, limit=1000)
+    ]
+    assert memory.id in flagged
+    broken.close()
+
+
+def test_repair_marks_live_in_a_sparse_index(aws_stack, own_backend):
+    # Given one record indexed normally
+    tenant = new_tenant(Service(own_backend))
+    fine = tenant.call("memory_add", content="indexed fine").memory
+
+    # When the repair index is read
+    out = own_backend.dynamodb.query(
+        TableName=aws_stack.memories_table,
+        IndexName=REPAIR_INDEX,
+        KeyConditionExpression="repair_pk = :p",
+        ExpressionAttributeValues={":p": {"S": "REPAIR#0"}},
+    )
+
+    # Then the healthy record is not in it
+    assert fine.id not in {item["id"]["S"] for item in out["Items"]}
+
+
+def test_a_late_older_write_never_overwrites_a_newer_one_in_the_index(own_backend):
+    tenant = new_tenant(Service(own_backend))
+    v1 = tenant.call("memory_add", content="alpha original").memory
+    v2 = tenant.call("memory_update", id=v1.id, content="beta replacement").memory
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    stale = own_backend.store.get(scope, v1.id).model_copy(update={"content": "alpha original", "version": 1})
+
+    # When the version-1 document arrives late (a retried or reordered index write)
+    own_backend.index.upsert(stale)
+
+    # Then the index still holds version 2
+    assert [r.version for r in _search(own_backend, scope, "beta")] == [v2.version]
+    assert _search(own_backend, scope, "alpha") == []
+
+
+def test_a_late_write_after_a_delete_does_not_bring_the_memory_back(own_backend):
+    tenant = new_tenant(Service(own_backend))
+    memory = tenant.call("memory_add", content="gamma to delete").memory
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    record = own_backend.store.get(scope, memory.id)
+    tenant.call("memory_delete", id=memory.id)
+
+    # When the version-1 document is written again after the delete's tombstone (version 2)
+    own_backend.index.upsert(record)
+
+    # Then it stays unsearchable
+    assert _search(own_backend, scope, "gamma") == []
+
+
+def test_twenty_four_racing_callers_take_exactly_the_buckets_capacity(aws_stack, own_backend):
+    """moto does not apply conditional writes atomically across threads, while real DynamoDB is
+    atomic per item: this test serialises moto's calls with a lock taken in botocore's
+    ``before-call`` and released in ``after-call`` / ``after-call-error`` (SerialisedDynamoDB).
+    Each thread has its own limiter (as separate Lambda instances would), sharing the client."""
+    SerialisedDynamoDB(own_backend.dynamodb)
+    limit, callers = 10, 24
+    start = threading.Barrier(callers)
+    results: list[bool] = []
+    lock = threading.Lock()
+
+    def call() -> None:
+        limiter = DynamoRateLimiter(own_backend.dynamodb, aws_stack.rate_table)
+        start.wait()
+        allowed = limiter.acquire("ws_race", "write", limit).allowed
+        with lock:
+            results.append(allowed)
+
+    threads = [threading.Thread(target=call) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert results.count(True) == limit
+    assert len(results) == callers
+
+
+def test_a_rejected_client_costs_no_dynamodb_request_until_its_retry_time(own_backend):
+    counter = RequestCounter(own_backend)
+    limiter = own_backend.limiter
+    for _ in range(3):
+        assert limiter.acquire("ws_hammer", "search", 3).allowed
+    rejected = limiter.acquire("ws_hammer", "search", 3)
+    assert not rejected.allowed and rejected.retry_after_s >= 1
+    counter.reset()
+
+    # When the client hammers on
+    again = [limiter.acquire("ws_hammer", "search", 3) for _ in range(20)]
+
+    # Then every call is refused from memory, with a consistent retry hint, at no DynamoDB cost
+    assert not any(d.allowed for d in again)
+    assert all(1 <= d.retry_after_s <= rejected.retry_after_s for d in again)
+    assert counter.dynamodb == {}
+
+
+def test_a_decision_costs_at_most_two_conditional_updates_and_no_read(own_backend):
+    counter = RequestCounter(own_backend)
+    limiter = own_backend.limiter
+    for _ in range(6):
+        counter.reset()
+        limiter.acquire("ws_cost", "write", 5)
+        assert set(counter.dynamodb) <= {"UpdateItem"}
+        assert counter.dynamodb["UpdateItem"] <= 2
+
+
+def test_request_costs_per_tool_call(own_backend, capsys):
+    """What each tool call costs against DynamoDB and OpenSearch, once warm (printed for docs/aws.md)."""
+    counter = RequestCounter(own_backend)
+    tenant = new_tenant(Service(own_backend))
+    tenant.call("memory_add", content="warm up the index")
+    costs = {}
+
+    def measure(name, tool, **arguments):
+        counter.reset()
+        result = tenant.call(tool, **arguments)
+        costs[name] = (dict(counter.dynamodb), dict(counter.opensearch))
+        return result
+
+    memory = measure("memory_add", "memory_add", content="cost of a call").memory
+    measure("memory_add (idempotent, first)", "memory_add", content="once", idempotency_key="c-1")
+    measure("memory_add (idempotent, replay)", "memory_add", content="once", idempotency_key="c-1")
+    measure("memory_get", "memory_get", id=memory.id)
+    measure("memory_update", "memory_update", id=memory.id, content="cost of an update")
+    measure("memory_search (q)", "memory_search", q="cost")
+    measure("memory_search (recent)", "memory_search", q="")
+    measure("memory_delete", "memory_delete", id=memory.id)
+    with capsys.disabled():
+        print("\nrequests per tool call (DynamoDB | OpenSearch):")  # noqa: T201
+        for name, (ddb, osr) in costs.items():
+            print(f"  {name:34} {ddb} | {osr}")  # noqa: T201
+
+    # The port's own share: one record write + one index write; reads from one place only
+    assert costs["memory_add"][0].get("PutItem") == 1 and sum(costs["memory_add"][1].values()) == 1
+    assert costs["memory_search (q)"][0].get("Query") is None and sum(costs["memory_search (q)"][1].values()) == 1
+    assert costs["memory_search (recent)"][0].get("Query") == 1 and costs["memory_search (recent)"][1] == {}
+    assert costs["memory_add (idempotent, replay)"][0].get("UpdateItem") == 1  # the rate bucket only
+    assert costs["memory_add (idempotent, replay)"][1] == {}
+
+
+def test_expired_records_are_hidden_even_though_moto_never_deletes_them(own_backend):
+    tenant = new_tenant(Service(own_backend))
+    memory = tenant.call("memory_add", content="ttl fact", expires_at=utc_now() + timedelta(seconds=30)).memory
+    later = utc_now() + timedelta(minutes=1)
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+
+    assert own_backend.store.get(scope, memory.id) is not None  # still stored: TTL deletes late
+    assert own_backend.store.recent(scope, MemoryFilter(now=later), 10) == []
+    query = IndexQuery(scope, query_terms("ttl"), "all", MemoryFilter(now=later), 10)
+    assert own_backend.index.search(query) == []
+
+
+def test_every_query_is_confined_to_its_workspace_and_project(own_backend):
+    tenant = new_tenant(Service(own_backend))
+    tenant.call("memory_add", content="confined secret")
+    elsewhere = Scope(tenant.workspace_id, "prj_00000000000000000000000000")
+
+    assert _search(own_backend, elsewhere, "confined") == []
+    assert isinstance(own_backend.index, OpenSearchIndex)
