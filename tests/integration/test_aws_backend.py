@@ -49,9 +49,7 @@ def test_add_with_opensearch_down_is_durable_marked_for_repair_and_succeeds(aws_
     scope = Scope(tenant.workspace_id, tenant.project.id)
     assert own_backend.store.get(scope, memory.id).content == "durable while the index is down"
     flagged = [
-        item["id"]
-        for shard in range(REPAIR_SHARDS)
-        for item in own_backend.store.marked_for_repair(shard, limit=1000)
+        item["id"] for shard in range(REPAIR_SHARDS) for item in own_backend.store.marked_for_repair(shard, limit=1000)
     ]
     assert memory.id in flagged
     broken.close()
@@ -181,9 +179,9 @@ def test_request_costs_per_tool_call(own_backend, capsys):
     measure("memory_search (recent)", "memory_search", q="")
     measure("memory_delete", "memory_delete", id=memory.id)
     with capsys.disabled():
-        print("\nrequests per tool call (DynamoDB | OpenSearch):")  # noqa: T201
+        print("\nrequests per tool call (DynamoDB | OpenSearch):")
         for name, (ddb, osr) in costs.items():
-            print(f"  {name:34} {ddb} | {osr}")  # noqa: T201
+            print(f"  {name:34} {ddb} | {osr}")
 
     # The port's own share: one record write + one index write; reads from one place only
     assert costs["memory_add"][0].get("PutItem") == 1 and sum(costs["memory_add"][1].values()) == 1
@@ -212,3 +210,20 @@ def test_every_query_is_confined_to_its_workspace_and_project(own_backend):
 
     assert _search(own_backend, elsewhere, "confined") == []
     assert isinstance(own_backend.index, OpenSearchIndex)
+
+
+def test_a_search_with_opensearch_down_is_503_with_a_retry_hint(aws_stack):
+    from mnemo.api.errors import as_mnemo_error
+    from mnemo.errors import IndexUnavailable
+
+    dead = aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
+    broken = AwsBackend.from_settings(dead)
+    tenant = new_tenant(Service(broken))
+
+    with pytest.raises(IndexUnavailable) as raised:
+        tenant.call("memory_search", q="anything")
+
+    answer = as_mnemo_error(raised.value)
+    assert (answer.status, answer.code) == (503, "unavailable")
+    assert answer.retry_after and answer.retry_after >= 1
+    broken.close()

@@ -30,7 +30,7 @@ def unavailable(reason: str) -> None:
     message = f"AWS backend tests need a real OpenSearch node: {reason}"
     if os.environ.get(REQUIRE_ENV, "") not in ("", "0", "false"):
         pytest.fail(message + f" ({REQUIRE_ENV} is set, so this fails instead of skipping)", pytrace=False)
-    print(f"\n*** SKIPPING AWS BACKEND TESTS: {message} ***\n", flush=True)  # noqa: T201
+    print(f"\n*** SKIPPING AWS BACKEND TESTS: {message} ***\n", flush=True)
     pytest.skip(message)
 
 

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger
 
-from mnemo.errors import Internal, MnemoError, Unavailable
+from mnemo.errors import IndexUnavailable, Internal, MnemoError, Unavailable
 
 logger = Logger(service="mnemo", child=True)
 
 RETRY_UNAVAILABLE_S = 5
+#: DynamoDB error codes that mean "overloaded or briefly down", not "your request is wrong"
+_AWS_OUTAGE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "ThrottlingException",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
 
 
 def as_mnemo_error(exc: BaseException) -> MnemoError:
@@ -31,11 +41,15 @@ def _is_outage(exc: BaseException) -> bool:
     """Connection-level failures of a backend (by type, never by message)."""
     import sqlite3
 
+    if isinstance(exc, IndexUnavailable):
+        return True
     if isinstance(exc, sqlite3.OperationalError):
         return exc.sqlite_errorname in {"SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR"}
     try:
+        from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutError
         from botocore.exceptions import ConnectionError as BotoConnectionError
-        from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
     except ImportError:  # pragma: no cover - botocore is always present in Lambda
         return False
+    if isinstance(exc, ClientError):
+        return exc.response.get("Error", {}).get("Code") in _AWS_OUTAGE_CODES
     return isinstance(exc, BotoConnectionError | ConnectTimeoutError | ReadTimeoutError)

@@ -330,9 +330,7 @@ class DynamoTenantStore:
         self.table = table
 
     def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
-        out = self.client.get_item(
-            TableName=self.table, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True
-        )
+        out = self.client.get_item(TableName=self.table, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True)
         item: dict[str, Any] | None = out.get("Item")
         return item
 

@@ -21,7 +21,8 @@ import threading
 from typing import Any
 
 from opensearchpy import OpenSearch
-from opensearchpy.exceptions import ConflictError, ConnectionError, NotFoundError, TransportError
+from opensearchpy.exceptions import ConflictError, NotFoundError, TransportError
+from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 
 from mnemo import text
 from mnemo.errors import IndexUnavailable
@@ -78,6 +79,12 @@ def document(record: MemoryRecord) -> dict[str, Any]:
     if record.expires_at is not None:
         doc["expires_at"] = format_ts(record.expires_at)
     return doc
+
+
+def doc_id(project_id: str, memory_id: str) -> str:
+    """Memory ids are unique inside a project (a copied project keeps them), so the document id
+    carries the project too."""
+    return f"{project_id}.{memory_id}"
 
 
 def tombstone(record: MemoryRecord) -> dict[str, Any]:
@@ -170,7 +177,7 @@ def search_body(query: IndexQuery) -> dict[str, Any]:
 
 def _outage(exc: TransportError) -> bool:
     status = exc.status_code
-    return isinstance(exc, ConnectionError) or not isinstance(status, int) or status == 429 or status >= 500
+    return isinstance(exc, OpenSearchConnectionError) or not isinstance(status, int) or status == 429 or status >= 500
 
 
 class OpenSearchIndex:
@@ -243,7 +250,7 @@ class OpenSearchIndex:
             self.ensure()
             self.client.index(
                 index=self.alias,
-                id=record.id,
+                id=doc_id(record.project_id, record.id),
                 body=body,
                 routing=record.project_id,
                 version=version,
@@ -276,6 +283,8 @@ class OpenSearchIndex:
     def purge(self, record_id: str, project_id: str) -> None:
         """Remove a document for good (the cleanup job, for tombstones past the resurrection window)."""
         try:
-            self.client.delete(index=self.alias, id=record_id, routing=project_id, refresh=self.refresh)
+            self.client.delete(
+                index=self.alias, id=doc_id(project_id, record_id), routing=project_id, refresh=self.refresh
+            )
         except NotFoundError:
             return
