@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import warnings
 
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "MnemoTest")
@@ -22,6 +24,8 @@ from mnemo.config import Settings
 from mnemo.service import admin
 from mnemo.service.context import Caller
 from mnemo.service.core import Service
+
+from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
 
 #: the key that every file in events/ carries
 EVENTS_KEY = "test-events-key-0123456789"
@@ -51,18 +55,56 @@ def caller_for(svc: Service, plain_key: str) -> Caller:
     return svc.authenticate(f"Bearer {plain_key}")
 
 
-# -- the AWS backend's stack (moto server + OpenSearch), once per session -------------------
+# -- a real OpenSearch node and the AWS backend's stack (moto server), once per session -------
+
+
+def _unavailable(reason: str) -> None:
+    """Skip loudly, or fail when MNEMO_REQUIRE_OPENSEARCH=1 (CI must not silently skip)."""
+    if os.environ.get("MNEMO_REQUIRE_OPENSEARCH") == "1":
+        pytest.fail(f"MNEMO_REQUIRE_OPENSEARCH=1 but a real OpenSearch cannot run here: {reason}", pytrace=False)
+    message = f"SKIPPING real-OpenSearch tests: {reason} (set MNEMO_REQUIRE_OPENSEARCH=1 to make this an error)"
+    warnings.warn(message, stacklevel=2)
+    print(f"\n*** {message}", file=sys.stderr)
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
-def aws_stack() -> Iterator[Settings]:
+def opensearch_node() -> Iterator[OpenSearchNode]:
+    """One real OpenSearch 2.19 node on 127.0.0.1 for the whole session (stopped and deleted at the end).
+
+    Tests that pause()/freeze() it must resume()/thaw() it before they return.
+    """
+    ok, reason = available()
+    if not ok:
+        _unavailable(reason)
+    try:
+        fetch()  # a download failure (offline, no Maven Central) is "unavailable", not a test failure
+    except OpenSearchError as exc:
+        _unavailable(str(exc))
+    node = OpenSearchNode().start()  # a start-up failure is a real error: it carries the log tail
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="session")
+def opensearch_url(request: pytest.FixtureRequest) -> str:
+    """The session node's URL, or an already running node's (``MNEMO_TEST_OPENSEARCH_URL``)."""
+    from tests.support.aws_stack import URL_ENV
+
+    return os.environ.get(URL_ENV) or str(request.getfixturevalue("opensearch_node").url)
+
+
+@pytest.fixture(scope="session")
+def aws_stack(opensearch_url: str) -> Iterator[Settings]:
     """Settings of a fresh AWS stack: tables created from template.yaml, the index on first write."""
     from mnemo.backends.aws import Tables, create_tables
     from mnemo.backends.aws.backend import dynamodb_client
 
-    from tests.support.aws_stack import aws_settings, moto_server, opensearch_node
+    from tests.support.aws_stack import aws_settings, moto_server
 
-    with opensearch_node() as opensearch_url, moto_server() as dynamodb_url:
+    with moto_server() as dynamodb_url:
         cfg = aws_settings(dynamodb_url, opensearch_url)
         create_tables(dynamodb_client(cfg), Tables.from_settings(cfg))
         yield cfg

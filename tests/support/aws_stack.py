@@ -1,9 +1,8 @@
-"""The AWS backend's test stack: moto in server mode (boto3 really speaks HTTP to it) and a real
-OpenSearch node, started once per session; tables come from template.yaml's own key schemas."""
+"""The AWS backend's test stack: moto in server mode (boto3 really speaks HTTP to it) beside the
+session's real OpenSearch node (tests/conftest.py); tables come from template.yaml's key schemas."""
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import uuid
@@ -12,9 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
-
-REQUIRE_ENV = "MNEMO_REQUIRE_OPENSEARCH"
 #: use an already running node instead of starting one (e.g. scripts/opensearch.sh)
 URL_ENV = "MNEMO_TEST_OPENSEARCH_URL"
 
@@ -23,15 +19,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def unavailable(reason: str) -> None:
-    """No OpenSearch: a loud skip on a user's machine, a failure in CI."""
-    message = f"AWS backend tests need a real OpenSearch node: {reason}"
-    if os.environ.get(REQUIRE_ENV, "") not in ("", "0", "false"):
-        pytest.fail(message + f" ({REQUIRE_ENV} is set, so this fails instead of skipping)", pytrace=False)
-    print(f"\n*** SKIPPING AWS BACKEND TESTS: {message} ***\n", flush=True)
-    pytest.skip(message)
 
 
 @contextmanager
@@ -48,25 +35,6 @@ def moto_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
-
-
-@contextmanager
-def opensearch_node() -> Iterator[str]:
-    url = os.environ.get(URL_ENV)
-    if url:
-        yield url
-        return
-    try:
-        from tests.support.opensearch_node import OpenSearchNode  # type: ignore[import-not-found]
-    except ImportError:
-        unavailable(f"tests/support/opensearch_node.py is missing and {URL_ENV} is not set")
-        return
-    node = OpenSearchNode()
-    node.start()
-    try:
-        yield node.url
-    finally:
-        node.stop()
 
 
 def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> Any:
