@@ -7,7 +7,7 @@ integer epoch milliseconds; see :mod:`mnemo.ratelimit`). With ``T`` the emission
 the last token:
 
 * **idle** — ``attribute_not_exists(tat) OR tat < :now`` → ``SET tat = :now + T`` (a full bucket);
-* **busy** — ``tat <= :now + C - T`` → ``SET tat = tat + T`` (a token is left).
+* **busy** — ``tat BETWEEN :now AND :now + C - T`` → ``SET tat = tat + T`` (a token is left).
 
 No read precedes them: ``ReturnValues=UPDATED_NEW`` gives the new ``tat`` on success and
 ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` the current one on failure, which is all
@@ -85,8 +85,8 @@ class DynamoRateLimiter:
         return self._update(
             bucket,
             "SET tat = tat + :t, #ttl = :ttl",
-            "tat <= :max",
-            {":t": t, ":max": now + capacity - t, ":ttl": self._ttl(now + capacity)},
+            "tat BETWEEN :now AND :max",
+            {":t": t, ":now": now, ":max": now + capacity - t, ":ttl": self._ttl(now + capacity)},
         )
 
     def _update(self, bucket: str, update: str, condition: str, values: dict[str, int]) -> tuple[bool, int | None]:
