@@ -132,3 +132,22 @@ def test_the_bucket_admits_its_capacity_then_says_when_to_retry(ports, tenant):
     assert [d.remaining for d in decisions] == [2, 1, 0, 0]
     assert 1 <= decisions[-1].retry_after_s <= 20
     assert decisions[0].reset_s == 20
+
+
+def test_a_prefix_match_is_ranked_by_term_frequency_like_any_other(ports, scope, put):
+    dense = put("billing billing retries")
+    put("billing exports and the finance retries bucket alongside plenty of other words")
+
+    terms = query_terms("billing retries", latin_prefix=True)
+
+    assert search(ports, scope, terms, mode="any")[0] == dense.id
+
+
+def test_the_longest_forgiving_query_still_answers(ports, scope, put):
+    wanted = put("w1 w2 w3 zebra")
+    words = " ".join(f"w{i}" for i in range(1, 80))
+
+    terms = query_terms(words, latin_prefix=True)
+
+    assert len(terms) == 64
+    assert search(ports, scope, terms, mode="any") == [wanted.id]

@@ -145,19 +145,34 @@ def filter_clauses(query: IndexQuery) -> list[dict[str, Any]]:
     return clauses
 
 
-def term_clause(term: QueryTerm) -> dict[str, Any]:
-    """One query term, matching in any of the three fields, content weighted highest."""
-    kind = "prefix" if term.prefix else "term"
-    return {
-        "bool": {
-            "should": [{kind: {field: {"value": term.text, "boost": boost}}} for field, boost in FIELD_BOOSTS.items()],
-            "minimum_should_match": 1,
-        }
-    }
+#: clauses a query may expand to in total (OpenSearch's indices.query.bool.max_clause_count is 1024)
+CLAUSE_BUDGET = 600
+
+
+def term_clause(term: QueryTerm, expansions: int) -> dict[str, Any]:
+    """One query term, matching in any of the three fields, content weighted highest.
+
+    A prefix term is two clauses per field: a constant-score ``prefix`` that decides the match
+    (boost 0, so it adds nothing), and the same prefix rewritten into BM25-scored ``term`` queries
+    over its first ``expansions`` words, so term frequency and length count as they do for FTS5's
+    prefix queries on SQLite (a plain ``prefix`` query scores every match the same).
+    """
+    if not term.prefix:
+        should = [{"term": {field: {"value": term.text, "boost": boost}}} for field, boost in FIELD_BOOSTS.items()]
+    else:
+        should = []
+        for field, boost in FIELD_BOOSTS.items():
+            should.append({"prefix": {field: {"value": term.text, "boost": 0.0, "rewrite": "constant_score"}}})
+            should.append(
+                {"prefix": {field: {"value": term.text, "boost": boost, "rewrite": f"top_terms_{expansions}"}}}
+            )
+    return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
 def search_body(query: IndexQuery) -> dict[str, Any]:
-    clauses = [term_clause(t) for t in query.terms]
+    prefixes = sum(1 for t in query.terms if t.prefix)
+    expansions = max(1, min(32, CLAUSE_BUDGET // max(1, prefixes * len(FIELD_BOOSTS))))
+    clauses = [term_clause(t, expansions) for t in query.terms]
     boolean: dict[str, Any] = {"filter": filter_clauses(query), "must_not": [{"term": {"deleted": True}}]}
     if query.mode == "all":
         boolean["must"] = clauses
