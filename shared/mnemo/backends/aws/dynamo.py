@@ -22,18 +22,17 @@ seconds) for DynamoDB's TTL and ``version`` for conditional writes.
 from __future__ import annotations
 
 import math
-import re
 import zlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
+from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 from mnemo.ports import MemoryFilter, Scope, VersionConflict
@@ -117,23 +116,6 @@ def record_from_item(item: dict[str, Any]) -> MemoryRecord:
     return MemoryRecord.model_validate(fields)
 
 
-@lru_cache(maxsize=256)
-def like_regex(pattern: str) -> re.Pattern[str]:
-    """An SQL LIKE pattern (``%``, ``_``, ``\\`` escapes) as an anchored regex."""
-    out: list[str] = []
-    chars = iter(pattern)
-    for ch in chars:
-        if ch == "\\":
-            out.append(re.escape(next(chars, "\\")))
-        elif ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out), re.DOTALL)
-
-
 def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:
     """The filter in Python: the DynamoDB FilterExpression's twin, plus the LIKE patterns it
     cannot express. Applied to every listed record, so a listing never widens the filter."""
@@ -144,8 +126,8 @@ def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:
         return False
     if any(tag not in record.tags for tag in flt.tags_all):
         return False
-    for pattern, value in ((flt.kind_like, kind), (flt.path_like, (record.path or "").casefold())):
-        if pattern is not None and pattern != "%" and not like_regex(pattern.casefold()).fullmatch(value):
+    for pattern, value in ((flt.kind_like, record.kind), (flt.path_like, record.path)):
+        if not is_match_all(pattern) and not like_matches(pattern or "%", value):
             return False
     if record.team_id is None:
         return flt.include_unteamed

@@ -26,6 +26,7 @@ from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 
 from mnemo import text
 from mnemo.errors import IndexUnavailable
+from mnemo.like import is_match_all
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm
@@ -132,7 +133,7 @@ def filter_clauses(query: IndexQuery) -> list[dict[str, Any]]:
     if flt.kind is not None:
         clauses.append({"term": {"kind_fold": flt.kind.casefold()}})
     for field, pattern in (("kind_fold", flt.kind_like), ("path_fold", flt.path_like)):
-        if pattern is not None and pattern != "%":
+        if pattern is not None and not is_match_all(pattern):
             clauses.append({"wildcard": {field: {"value": like_to_wildcard(pattern.casefold())}}})
     clauses.extend({"term": {"tags": tag}} for tag in flt.tags_all)
     if flt.visible_teams is not None or not flt.include_unteamed:
