@@ -28,9 +28,9 @@ def build_ports(cfg: Settings) -> Ports:
         from mnemo.backends.sqlite import SqliteBackend
 
         return SqliteBackend(cfg.sqlite_path)
-    from mnemo.backends.aws import AwsBackend  # type: ignore[attr-defined]
+    from mnemo.backends.aws import AwsBackend
 
-    return AwsBackend.from_settings(cfg)  # type: ignore[no-any-return]
+    return AwsBackend.from_settings(cfg)
 
 
 def service() -> Service:
