@@ -53,7 +53,7 @@ def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> An
         "opensearch_index": f"mnemo-test-{run}",
         "opensearch_timeout_s": 10.0,
         # still refresh=wait_for, as in production; a short interval keeps the suite quick
-        "opensearch_refresh_interval": "50ms",
+        "opensearch_refresh_interval": "10ms",
         **overrides,
     }
     return Settings(**values)

@@ -364,20 +364,38 @@ class DynamoTenantStore:
         return not self._list("WORKSPACES", limit=1)
 
     def create_workspace(self, workspace: Workspace, default_project: Project) -> None:
-        meta = {
-            "Put": {
-                "TableName": self.table,
-                "Item": {
-                    "pk": {"S": f"WS#{workspace.id}"},
+        """The project and its slug claim first (one BatchWriteItem: fresh ids and a new workspace
+        cannot collide, so no transaction is needed), then the workspace item, conditionally:
+        the workspace exists only once it is complete."""
+        pk = {"S": f"WS#{workspace.id}"}
+        body = _body(default_project)
+        requests: list[dict[str, Any]] = [
+            {"PutRequest": {"Item": {"pk": pk, "sk": {"S": f"PRJ#{default_project.id}"}, **body}}},
+            {"PutRequest": {"Item": {"pk": pk, "sk": {"S": f"SLUG#{default_project.slug}"}, **body}}},
+        ]
+        pending: dict[str, Any] = {self.table: requests}
+        for _ in range(5):
+            pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+            if not pending:
+                break
+        else:
+            raise VersionConflict(workspace.id)
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "pk": pk,
                     "sk": {"S": "META"},
                     "gsi1pk": {"S": "WORKSPACES"},
                     "gsi1sk": {"S": workspace.id},
                     **_body(workspace),
                 },
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-        }
-        self._transact([meta, *self._project_puts(default_project)], workspace.id)
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                raise VersionConflict(workspace.id) from None
+            raise
 
     def get_workspace(self, workspace_id: str) -> Workspace | None:
         item = self._get(f"WS#{workspace_id}", "META")
