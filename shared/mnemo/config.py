@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     tenants_table: str = "mnemo-tenants"
     rate_table: str = "mnemo-rate-limits"
     idempotency_table: str = "mnemo-idempotency"
+    #: seconds a process remembers a workspace (its limits) or project it read; 0 = never
+    tenant_cache_s: float = Field(default=5.0, ge=0)
     #: create the tables (from template.yaml's key schemas) when missing — local use only
     aws_create_tables: bool = False
     opensearch_endpoint: str = "http://127.0.0.1:9200"

@@ -227,3 +227,24 @@ def test_a_search_with_opensearch_down_is_503_with_a_retry_hint(aws_stack):
     assert (answer.status, answer.code) == (503, "unavailable")
     assert answer.retry_after and answer.retry_after >= 1
     broken.close()
+
+
+def test_a_limits_change_is_seen_at_once_by_the_instance_that_made_it(own_backend):
+    from mnemo.models.records import RateLimits
+
+    tenant = new_tenant(Service(own_backend))
+    assert own_backend.tenants.get_workspace(tenant.workspace_id).limits is None  # now cached
+
+    own_backend.tenants.set_limits(tenant.workspace_id, RateLimits(search=7, write=3))
+
+    assert own_backend.tenants.get_workspace(tenant.workspace_id).limits == RateLimits(search=7, write=3)
+
+
+def test_warm_calls_read_their_workspace_and_project_from_the_process_cache(own_backend):
+    tenant = new_tenant(Service(own_backend))
+    tenant.call("memory_search", q="")
+    counter = RequestCounter(own_backend)
+
+    tenant.call("memory_search", q="")
+
+    assert "GetItem" not in counter.dynamodb

@@ -88,6 +88,8 @@ class AwsBackend:
         dynamodb: Any,
         index: OpenSearchIndex,
         tables: Tables | None = None,
+        *,
+        tenant_cache_s: float = 5.0,
     ) -> None:
         tables = tables or Tables()
         self.tables = tables
@@ -95,7 +97,7 @@ class AwsBackend:
         self.store = DynamoMemoryStore(dynamodb, tables.memories)
         self.index = index
         self.limiter = DynamoRateLimiter(dynamodb, tables.rate)
-        self.tenants = DynamoTenantStore(dynamodb, tables.tenants)
+        self.tenants = DynamoTenantStore(dynamodb, tables.tenants, cache_s=tenant_cache_s)
         self.idempotency = PowertoolsIdempotencyStore(dynamodb, tables.idempotency)
 
     @classmethod
@@ -114,7 +116,7 @@ class AwsBackend:
             replicas=cfg.opensearch_replicas,
             refresh_interval=cfg.opensearch_refresh_interval,
         )
-        return cls(dynamodb, index, tables)
+        return cls(dynamodb, index, tables, tenant_cache_s=cfg.tenant_cache_s)
 
     def close(self) -> None:
         self.index.client.close()
