@@ -248,3 +248,36 @@ def test_warm_calls_read_their_workspace_and_project_from_the_process_cache(own_
     tenant.call("memory_search", q="")
 
     assert "GetItem" not in counter.dynamodb
+
+
+def test_racing_retries_with_one_idempotency_key_write_exactly_one_memory(aws_stack, own_backend):
+    """Eight threads send the same memory_add with the same key at once. moto's calls are
+    serialised (SerialisedDynamoDB, as in the bucket race) to stand in for DynamoDB's per-item
+    atomicity; Powertools' conditional claim must then let exactly one add run."""
+    from mnemo.errors import Conflict
+
+    SerialisedDynamoDB(own_backend.dynamodb)
+    tenant = new_tenant(Service(own_backend))
+    callers = 8
+    start = threading.Barrier(callers)
+    outcomes: list[object] = []
+    lock = threading.Lock()
+
+    def call() -> None:
+        start.wait()
+        try:
+            outcome: object = tenant.call("memory_add", content="exactly once", idempotency_key="race-1").memory.id
+        except Conflict:
+            outcome = "conflict"
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=call) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    ids = {o for o in outcomes if o != "conflict"}
+    assert len(ids) == 1
+    assert [m.id for m in tenant.call("memory_search", q="").memories] == list(ids)
