@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -42,7 +43,7 @@ def _now_ms() -> int:
 
 
 class DynamoRateLimiter:
-    def __init__(self, client: Any, table: str, *, clock: Any = _now_ms) -> None:
+    def __init__(self, client: Any, table: str, *, clock: Callable[[], int] = _now_ms) -> None:
         self.client = client
         self.table = table
         self.clock = clock
