@@ -257,6 +257,27 @@ class DynamoMemoryStore:
                 return
             request["ExclusiveStartKey"] = last
 
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Any:
+        """The project's records in id order (a ``RecordPage``, for export): a ``Query`` on its
+        own partition (``MEM#`` items sort before ``REPAIR#`` markers), never a Scan."""
+        from mnemo.ports import RecordPage  # type: ignore[attr-defined]  # the tenancy branch's port
+
+        out = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND sk > :after",
+            ExpressionAttributeValues={
+                ":pk": {"S": memory_pk(scope.workspace_id, scope.project_id)},
+                ":after": {"S": f"MEM#{cursor or ''}"},
+            },
+            ConsistentRead=True,
+            Limit=limit + 1,
+        )
+        items = [item for item in out.get("Items", []) if item["sk"]["S"].startswith("MEM#")]
+        records = [record_from_item(item) for item in items]
+        more = len(records) > limit
+        records = records[:limit]
+        return RecordPage(records, records[-1].id if more else None)
+
     def mark_for_repair(self, record: MemoryRecord) -> None:
         """Flag the record for the cleanup job (sparse GSI ``repair``). When the record is gone
         (its delete could not reach the index), a standalone marker item carries the repair."""
