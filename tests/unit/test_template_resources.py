@@ -1,0 +1,47 @@
+"""template.yaml's deployment rules that cfn-lint does not check (SPEC §7)."""
+
+from __future__ import annotations
+
+from mnemo.local.template import load_template, table_key_schema
+
+RESOURCES = load_template()["Resources"]
+
+
+def _of_type(kind: str) -> dict[str, dict]:
+    return {name: r for name, r in RESOURCES.items() if r["Type"] == kind}
+
+
+def test_every_function_has_a_log_group_with_retention():
+    groups = _of_type("AWS::Logs::LogGroup")
+    named = {g["Properties"]["LogGroupName"]["Fn::Sub"] for g in groups.values()}
+
+    for function in _of_type("AWS::Serverless::Function"):
+        assert f"/aws/lambda/${{{function}}}" in named, function
+    for name, group in groups.items():
+        assert "RetentionInDays" in group["Properties"], name
+
+
+def test_every_table_has_point_in_time_recovery_and_the_expiring_ones_ttl():
+    tables = _of_type("AWS::DynamoDB::Table")
+
+    for name, table in tables.items():
+        assert table["Properties"]["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}, name
+    for name in ("MemoriesTable", "RateLimitTable", "IdempotencyTable"):
+        assert tables[name]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
+
+
+def test_the_indexer_consumes_the_memories_stream_with_bounded_retries_and_a_failure_queue():
+    stream = RESOURCES["IndexerFunction"]["Properties"]["Events"]["MemoriesStream"]["Properties"]
+
+    assert stream["Stream"] == {"Fn::GetAtt": "MemoriesTable.StreamArn"}
+    assert stream["BisectBatchOnFunctionError"] is True
+    assert 0 < stream["MaximumRetryAttempts"] <= 10
+    assert stream["DestinationConfig"]["OnFailure"]["Type"] == "SQS"
+    assert "StreamSpecification" in table_key_schema("MemoriesTable")
+
+
+def test_the_memories_table_keeps_a_consistent_recent_index_and_a_sparse_repair_index():
+    schema = table_key_schema("MemoriesTable")
+
+    assert [i["IndexName"] for i in schema["LocalSecondaryIndexes"]] == ["recent"]
+    assert [i["IndexName"] for i in schema["GlobalSecondaryIndexes"]] == ["repair"]
