@@ -50,6 +50,16 @@ class Settings(BaseSettings):
     opensearch_shards: int = Field(default=1, ge=1)
     opensearch_replicas: int = Field(default=0, ge=0)
 
+    # -- background jobs (mnemo.service.cleanup, mnemo.service.indexer) ---------------------
+    #: items one cleanup run may examine (the deadline, from Lambda's remaining time, also bounds it)
+    cleanup_max_items: int = Field(default=5000, ge=1)
+    cleanup_page_size: int = Field(default=100, ge=1, le=1000)
+    #: how long delete tombstones stay in the index; well beyond OpenSearch's 60 s gc_deletes and
+    #: the stream indexer's verification age, so no late write can resurrect a deleted memory
+    cleanup_tombstone_retention_s: int = Field(default=600, ge=120)
+    #: stream changes older than this are checked against the store before they are indexed
+    indexer_verify_after_s: int = Field(default=300, ge=1)
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "mnemo.db"

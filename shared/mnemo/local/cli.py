@@ -52,6 +52,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    """The scheduled cleanup job, run here on either backend; prints each run's summary (JSON)."""
+    _local_environment(args.backend, args.data_dir)
+    import json
+
+    from mnemo import runtime
+    from mnemo.service.cleanup import CleanupOptions, run_cleanup
+
+    ports = runtime.service().ports
+    options = CleanupOptions.from_settings(runtime.settings(), max_items=args.max_items)
+    try:
+        while True:
+            summary = run_cleanup(ports, options)
+            print(json.dumps(summary.as_dict()), flush=True)
+            if not (args.until_done and summary.more) or summary.index_unavailable:
+                return 1 if summary.index_unavailable else 0
+    finally:
+        ports.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mnemo", description="Mnemo, memory for AI agents.")
     parser.add_argument("--backend", choices=["sqlite", "aws"], help="default: $MNEMO_BACKEND or sqlite")
@@ -63,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help=f"default: $MNEMO_PORT or {DEFAULT_PORT}")
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     serve.set_defaults(func=cmd_serve)
+
+    cleanup = sub.add_parser("cleanup", help="remove expired memories, purge tombstones, repair index drift")
+    cleanup.add_argument("--max-items", type=int, help="items one run may examine (default: $MNEMO_CLEANUP_MAX_ITEMS)")
+    cleanup.add_argument("--until-done", action="store_true", help="repeat bounded runs until no work remains")
+    cleanup.set_defaults(func=cmd_cleanup)
     return parser
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemo import text
+from mnemo.backends.sqlite.maintenance import SqliteMaintenance
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 from mnemo.ports import (
@@ -430,6 +431,7 @@ class SqliteBackend:
         self.limiter = SqliteRateLimiter(self.db)
         self.tenants = SqliteTenantStore(self.db)
         self.idempotency = SqliteIdempotencyStore(self.db)
+        self.maintenance = SqliteMaintenance(self.db)
 
     def close(self) -> None:
         self.db.close()

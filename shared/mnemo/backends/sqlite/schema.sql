@@ -58,3 +58,9 @@ CREATE TABLE IF NOT EXISTS idempotency (
     created_ms   INTEGER NOT NULL,
     PRIMARY KEY (workspace_id, key)
 ) WITHOUT ROWID;
+-- Where each cleanup walk resumes (mnemo.service.cleanup); one row per walk.
+CREATE TABLE IF NOT EXISTS maintenance_checkpoints (
+    name       TEXT PRIMARY KEY,
+    cursor     TEXT,
+    updated_ms INTEGER NOT NULL
+) WITHOUT ROWID;

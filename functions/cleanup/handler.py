@@ -1,0 +1,22 @@
+"""Scheduled cleanup (EventBridge schedule): one bounded run of the cleanup job, ending well
+before the invocation's timeout; the next run resumes where this one stopped."""
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mnemo import runtime
+from mnemo.service import cleanup
+
+logger = Logger(service="mnemo")
+tracer = Tracer(service="mnemo")
+metrics = Metrics(namespace="Mnemo", service="mnemo")
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    deadline = cleanup.deadline_from_remaining(context.get_remaining_time_in_millis())
+    options = cleanup.CleanupOptions.from_settings(runtime.settings(), deadline=deadline)
+    summary = cleanup.run_cleanup(runtime.service().ports, options)
+    cleanup.publish_metrics(summary, metrics)
+    return summary.as_dict()
