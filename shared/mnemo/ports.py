@@ -190,6 +190,9 @@ class Page(Generic[T]):
 
     items: list[T]
     cursor: str | None
+    #: how many items the backend looked at to fill the page (a filtered scan reads more than it
+    #: returns); None: ``len(items)``. Budgets count this.
+    examined: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,8 +161,9 @@ class _Run:
                 self.summary.phases[name] = "paused"
                 return
             page = fetch(cursor, limit)
-            self.budget.spend(len(page.items))
-            self.count("examined", len(page.items))
+            examined = len(page.items) if page.examined is None else page.examined
+            self.budget.spend(examined)
+            self.count("examined", examined)
             for item in page.items:
                 if self.budget.out_of_time():
                     # The cursor stays before this page: the next run redoes it (every action is

@@ -12,6 +12,7 @@ from mnemo.backends.aws.ratelimit import DynamoRateLimiter
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
+    from mnemo.backends.aws.maintenance import AwsMaintenance
     from mnemo.backends.aws.opensearch import OpenSearchIndex
     from mnemo.config import Settings
 
@@ -99,6 +100,7 @@ class AwsBackend:
         self.limiter = DynamoRateLimiter(dynamodb, tables.rate)
         self.tenants = DynamoTenantStore(dynamodb, tables.tenants, cache_s=tenant_cache_s)
         self.idempotency = PowertoolsIdempotencyStore(dynamodb, tables.idempotency)
+        self._maintenance: AwsMaintenance | None = None
 
     @classmethod
     def from_settings(cls, cfg: Settings) -> AwsBackend:
@@ -117,6 +119,15 @@ class AwsBackend:
             refresh_interval=cfg.opensearch_refresh_interval,
         )
         return cls(dynamodb, index, tables, tenant_cache_s=cfg.tenant_cache_s)
+
+    @property
+    def maintenance(self) -> AwsMaintenance:
+        """The cleanup job's port, built on first use (request paths never need it)."""
+        if self._maintenance is None:
+            from mnemo.backends.aws.maintenance import AwsMaintenance
+
+            self._maintenance = AwsMaintenance(self.dynamodb, self.tables.memories, self.index)
+        return self._maintenance
 
     def close(self) -> None:
         self.index.client.close()

@@ -27,7 +27,7 @@ from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from mnemo import text
 from mnemo.errors import IndexUnavailable
 from mnemo.like import is_match_all
-from mnemo.models.common import format_ts
+from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm
 
@@ -53,6 +53,8 @@ MAPPINGS: dict[str, Any] = {
         "updated_at": {"type": "date", "format": "strict_date_optional_time"},
         "working": {"type": "byte"},
         "deleted": {"type": "boolean"},
+        # when a tombstone was written: the cleanup job purges it after its retention
+        "deleted_at": {"type": "date", "format": "strict_date_optional_time"},
         "record": {"type": "object", "enabled": False},
     },
 }
@@ -95,6 +97,7 @@ def tombstone(record: MemoryRecord) -> dict[str, Any]:
         "project_id": record.project_id,
         "updated_at": format_ts(record.updated_at),
         "deleted": True,
+        "deleted_at": format_ts(utc_now()),
     }
 
 
