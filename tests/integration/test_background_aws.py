@@ -1,0 +1,278 @@
+"""The background half on the AWS backend (moto server + a real OpenSearch node): the stream
+indexer fed with the very records moto's DynamoDB stream produced, and the cleanup job repairing
+what an OpenSearch outage left behind, and purging tombstones after their retention."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+from mnemo import runtime
+from mnemo.backends.aws import AwsBackend, Tables
+from mnemo.backends.aws.opensearch import OpenSearchIndex, doc_id
+from mnemo.local.server import LocalContext
+from mnemo.models.common import utc_now
+from mnemo.ports import Scope
+from mnemo.service.cleanup import PHASES, CleanupOptions, run_cleanup
+from mnemo.service.core import Service
+
+from tests.contract.conftest import Tenant, new_tenant
+from tests.support.aws_stack import URL_ENV
+
+pytestmark = pytest.mark.aws
+
+
+@pytest.fixture
+def backend(aws_stack) -> Iterator[AwsBackend]:
+    """The service's backend, with its own clients."""
+    own = AwsBackend.from_settings(aws_stack)
+    yield own
+    own.close()
+
+
+@pytest.fixture
+def stream_backend(aws_stack, backend) -> Iterator[AwsBackend]:
+    """The same tables, but an index of its own that only the stream indexer writes to; the
+    process runtime (what the handler uses) is wired to it."""
+    index = OpenSearchIndex(
+        backend.index.client,
+        f"{aws_stack.opensearch_index}-stream-{uuid.uuid4().hex[:6]}",
+        refresh_interval=aws_stack.opensearch_refresh_interval,
+    )
+    own = AwsBackend(backend.dynamodb, index, Tables.from_settings(aws_stack))
+    runtime.use(Service(own), aws_stack)
+    yield own
+    runtime.use(None)
+    index.client.indices.delete(index=f"{index.alias}-*", ignore_unavailable=True)
+
+
+def stream_event(cfg: Any, workspace_id: str) -> dict[str, Any]:
+    """This workspace's records from moto's stream of the memories table, shaped as Lambda's
+    event source mapping delivers them (creation time in epoch seconds, the stream's ARN)."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=cfg.dynamodb_endpoint_url, region_name=cfg.aws_region)
+    arn = dynamodb.describe_table(TableName=cfg.memories_table)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=cfg.dynamodb_endpoint_url, region_name=cfg.aws_region)
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        while iterator:
+            out = streams.get_records(ShardIterator=iterator, Limit=1000)
+            records.extend(out["Records"])
+            iterator = out.get("NextShardIterator") if out["Records"] else None
+    mine = []
+    for record in records:
+        if f"WS#{workspace_id}#" not in record["dynamodb"]["Keys"]["pk"]["S"]:
+            continue
+        record["dynamodb"]["ApproximateCreationDateTime"] = record["dynamodb"][
+            "ApproximateCreationDateTime"
+        ].timestamp()
+        record["eventSourceARN"] = arn
+        mine.append(record)
+    return {"Records": mine}
+
+
+def index_state(backend: AwsBackend, scope: Scope, ids: list[str]) -> dict[str, tuple[int, bool]]:
+    """id → (version, is a tombstone) for what the index holds."""
+    docs = [{"_id": doc_id(scope.project_id, i), "routing": scope.project_id} for i in ids]
+    out = backend.index.client.mget(index=backend.index.alias, body={"docs": docs})
+    return {
+        hit["_source"]["id"]: (hit["_version"], bool(hit["_source"].get("deleted")))
+        for hit in out["docs"]
+        if hit.get("found")
+    }
+
+
+def store_state(backend: AwsBackend, scope: Scope, ids: list[str]) -> dict[str, tuple[int, bool]]:
+    """What the index should hold: each live record at its version, nothing else live."""
+    out = {}
+    for memory_id in ids:
+        record = backend.store.get(scope, memory_id)
+        if record is not None:
+            out[memory_id] = (record.version, False)
+    return out
+
+
+def live(state: dict[str, tuple[int, bool]]) -> dict[str, int]:
+    return {k: version for k, (version, deleted) in state.items() if not deleted}
+
+
+def scenario(tenant: Tenant) -> list[str]:
+    """Adds, updates and deletes: a stream with INSERT, MODIFY and REMOVE records."""
+    a = tenant.call("memory_add", content="stream alpha").memory.id
+    b = tenant.call("memory_add", content="stream beta", kind="working").memory.id
+    c = tenant.call("memory_add", content="stream gamma", expires_at=utc_now() + timedelta(hours=1)).memory.id
+    tenant.call("memory_update", id=a, content="stream alpha two")
+    tenant.call("memory_update", id=a, tags=["x"])
+    tenant.call("memory_delete", id=b)
+    tenant.call("memory_update", id=c, path="p/q")
+    return [a, b, c]
+
+
+def invoke_indexer(event: dict[str, Any]) -> dict[str, Any]:
+    from functions.indexer.handler import lambda_handler
+
+    return lambda_handler(event, LocalContext("IndexerFunction"))  # type: ignore[return-value]
+
+
+# -- the stream indexer -----------------------------------------------------------------------
+
+
+def test_a_stream_batch_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
+    tenant = new_tenant(Service(backend))
+    ids = scenario(tenant)
+    event = stream_event(aws_stack, tenant.workspace_id)
+    assert {r["eventName"] for r in event["Records"]} == {"INSERT", "MODIFY", "REMOVE"}
+
+    response = invoke_indexer(event)
+
+    assert response == {"batchItemFailures": []}
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert live(index_state(stream_backend, scope, ids)) == live(store_state(backend, scope, ids))
+
+
+def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
+    tenant = new_tenant(Service(backend))
+    ids = scenario(tenant)
+    event = stream_event(aws_stack, tenant.workspace_id)
+    invoke_indexer(event)
+    once = index_state(stream_backend, Scope(tenant.workspace_id, tenant.project.id), ids)
+
+    response = invoke_indexer(event)
+
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert response == {"batchItemFailures": []}
+    assert index_state(stream_backend, scope, ids) == once
+    assert live(once) == live(store_state(backend, scope, ids))
+
+
+@pytest.mark.parametrize("order", ["reversed", "shuffled"])
+def test_a_batch_out_of_order_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend, order):
+    tenant = new_tenant(Service(backend))
+    ids = scenario(tenant)
+    records = stream_event(aws_stack, tenant.workspace_id)["Records"]
+    if order == "reversed":
+        records.reverse()
+    else:
+        random.Random(7).shuffle(records)
+
+    response = invoke_indexer({"Records": records})
+
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert response == {"batchItemFailures": []}
+    assert live(index_state(stream_backend, scope, ids)) == live(store_state(backend, scope, ids))
+    deleted = ids[1]
+    assert index_state(stream_backend, scope, [deleted])[deleted][1] is True  # a tombstone, not a gap
+
+
+def test_a_record_that_cannot_be_applied_is_reported_and_only_it(aws_stack, backend, stream_backend):
+    tenant = new_tenant(Service(backend))
+    scenario(tenant)
+    event = stream_event(aws_stack, tenant.workspace_id)
+    broken = json.loads(json.dumps(event))
+    broken["Records"][0]["dynamodb"]["NewImage"]["version"] = {"S": "not a number"}
+
+    response = invoke_indexer(broken)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": broken["Records"][0]["dynamodb"]["SequenceNumber"]}]}
+
+
+def test_an_old_change_is_checked_against_the_store_first(aws_stack, backend, stream_backend):
+    from mnemo.models.records import MemoryRecord
+    from mnemo.service.indexer import StoreChange, apply_change
+
+    tenant = new_tenant(Service(backend))
+    memory = tenant.call("memory_add", content="old change").memory
+    tenant.call("memory_delete", id=memory.id)
+    stored = MemoryRecord(**memory.model_dump(), workspace_id=tenant.workspace_id, project_id=tenant.project.id)
+
+    outcome = apply_change(stream_backend, StoreChange("upsert", stored, utc_now() - timedelta(hours=1)))
+
+    assert outcome == "skipped"
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert index_state(stream_backend, scope, [memory.id]) == {}
+
+
+# -- the cleanup job --------------------------------------------------------------------------
+
+
+def until_done(ports: Any) -> None:
+    for _ in range(50):
+        if not run_cleanup(ports).more:
+            return
+    raise AssertionError("cleanup never finished")
+
+
+@pytest.fixture
+def clean(backend) -> AwsBackend:
+    for name in PHASES:
+        backend.maintenance.save_checkpoint(name, None)
+    until_done(backend)
+    return backend
+
+
+def test_fifty_adds_during_an_outage_are_searchable_once_after_one_cleanup(request, clean):
+    if os.environ.get(URL_ENV):
+        pytest.skip(f"{URL_ENV} points at a node this test cannot stop")
+    node = request.getfixturevalue("opensearch_node")
+    tenant = new_tenant(Service(clean))
+    term = "outage" + uuid.uuid4().hex[:8]
+
+    node.pause()
+    try:
+        added = [tenant.call("memory_add", content=f"written during the outage {term} {i}").memory for i in range(50)]
+    finally:
+        node.resume()
+    summary = run_cleanup(clean)
+
+    assert summary.counts["repaired"] >= 50
+    assert not summary.index_unavailable
+    found = tenant.call("memory_search", q=term, limit=100).memories
+    assert len(found) == 50
+    assert sorted(m.id for m in found) == sorted(m.id for m in added)
+
+
+def test_a_tombstone_is_kept_within_its_retention_and_purged_after(clean):
+    tenant = new_tenant(Service(clean))
+    memory = tenant.call("memory_add", content="soon deleted").memory
+    tenant.call("memory_delete", id=memory.id)
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
+
+    kept = run_cleanup(clean)
+    assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
+    purged = run_cleanup(clean, CleanupOptions(tombstone_retention=timedelta(0)))
+
+    assert kept.counts["purged"] == 0
+    assert purged.counts["purged"] >= 1
+    assert index_state(clean, scope, [memory.id]) == {}
+
+
+def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(aws_stack, clean):
+    from tests.support.aws_stack import free_port
+
+    tenant = new_tenant(Service(clean))
+    term = "gone" + uuid.uuid4().hex[:8]
+    memory = tenant.call("memory_add", content=f"deleted during an outage {term}").memory
+    dead = AwsBackend.from_settings(
+        aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
+    )
+    offline = Tenant(Service(dead), tenant.workspace_id, tenant.project, tenant.admin)
+    offline.call("memory_delete", id=memory.id)
+    dead.close()
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert index_state(clean, scope, [memory.id]) == {memory.id: (1, False)}
+
+    summary = run_cleanup(clean)
+
+    assert summary.counts["repaired"] >= 1
+    assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
+    assert tenant.call("memory_search", q=term).memories == []
