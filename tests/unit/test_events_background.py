@@ -64,3 +64,35 @@ def test_schedule_event_runs_one_cleanup(wired_runtime, path):
     assert summary["index_unavailable"] is False
     assert set(summary["counts"]) >= {"expired", "repaired", "reindexed", "purged"}
     assert summary["more"] is False
+
+
+@pytest.mark.aws
+@pytest.mark.parametrize("path", samples("DynamoDB"), ids=lambda p: p.name)
+def test_stream_event_is_applied_to_the_index(aws_stack, aws_backend, path):
+    """The sample's images are older than the indexer's verification age and their records do not
+    exist in this store, so verification is switched off: the images are applied as they are."""
+    from mnemo import runtime
+    from mnemo.backends.aws.opensearch import doc_id
+    from mnemo.service.core import Service
+
+    event = json.loads(path.read_text())
+    runtime.use(Service(aws_backend), aws_stack.model_copy(update={"indexer_verify_after_s": 10**9}))
+    try:
+        function, handler = handler_for("DynamoDB")
+        response = handler(event, LocalContext(function))
+    finally:
+        runtime.use(None)
+
+    assert response == {"batchItemFailures": []}
+    expected: dict[str, tuple[int, bool]] = {}
+    for record in event["Records"]:  # the last change of each memory decides
+        data = record["dynamodb"]
+        image = data.get("NewImage") or data["OldImage"]
+        version = int(image["version"]["N"])
+        removed = record["eventName"] == "REMOVE"
+        expected[image["id"]["S"]] = (version + 1, True) if removed else (version, False)
+    project = event["Records"][0]["dynamodb"]["Keys"]["pk"]["S"].split("#PRJ#")[1]
+    docs = [{"_id": doc_id(project, memory_id), "routing": project} for memory_id in expected]
+    out = aws_backend.index.client.mget(index=aws_backend.index.alias, body={"docs": docs})
+    held = {d["_source"]["id"]: (d["_version"], bool(d["_source"].get("deleted"))) for d in out["docs"] if d["found"]}
+    assert held == expected
