@@ -126,7 +126,8 @@ class _Budget:
         return min(self.page_size, self.items)
 
     def spend(self, n: int) -> None:
-        self.items -= max(n, 1)  # an empty page still costs a call
+        # An empty page costs nothing: it ends its walk or moves its cursor, so it cannot loop.
+        self.items -= n
 
 
 class _Run:
