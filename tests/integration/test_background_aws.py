@@ -276,3 +276,17 @@ def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup
     assert summary.counts["repaired"] >= 1
     assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
     assert tenant.call("memory_search", q=term).memories == []
+
+
+def test_an_index_ahead_of_the_store_is_counted_and_left_alone(clean):
+    # Given the index holds version 3 of a record the store has at version 1 (e.g. a table restore)
+    tenant = new_tenant(Service(clean))
+    memory = tenant.call("memory_add", content="restored from a backup").memory
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    stored = clean.store.get(scope, memory.id)
+    clean.index.upsert(stored.model_copy(update={"version": 3}))
+
+    summary = run_cleanup(clean)
+
+    assert summary.counts["conflicts"] >= 1
+    assert index_state(clean, scope, [memory.id]) == {memory.id: (3, False)}
