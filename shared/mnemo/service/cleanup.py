@@ -71,8 +71,9 @@ class CleanupOptions:
     max_items: int = 5000
     page_size: int = 100
     tombstone_retention: timedelta = DEFAULT_TOMBSTONE_RETENTION
-    #: a ``time.monotonic()`` value after which no new page starts (None: the item budget only)
+    #: a ``clock()`` value after which no new item is handled (None: the item budget only)
     deadline: float | None = None
+    clock: Callable[[], float] = time.monotonic
 
     @classmethod
     def from_settings(cls, cfg: Settings, *, deadline: float | None = None, **overrides: Any) -> CleanupOptions:
@@ -114,10 +115,11 @@ class _Budget:
     def __init__(self, options: CleanupOptions) -> None:
         self.items = options.max_items
         self.deadline = options.deadline
+        self.clock = options.clock
         self.page_size = options.page_size
 
     def out_of_time(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and self.clock() >= self.deadline
 
     def grant(self) -> int:
         """How many items the next page may examine (0: stop here)."""
