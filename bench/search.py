@@ -1,0 +1,101 @@
+"""Retrieval latency in process: ``Service.invoke`` for every retrieval tool the registry holds,
+at each corpus size, over the documented query mix (``bench.corpus.queries``).
+
+A retrieval tool is any read-only tool of ``mnemo.service.tools.TOOLS`` whose arguments take a
+free-text ``q`` or ``query``; tools added later (search_memory, recall, recall_context) are
+picked up without changes here. Each tool runs with its default limit, as a client that passes
+only the query would.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench import corpus
+from bench.stats import summary_ms
+
+QUERY_FIELDS = ("q", "query")
+
+
+def retrieval_tools() -> list[tuple[str, str]]:
+    """(tool name, query argument) for every registered free-text retrieval tool."""
+    from mnemo.service.tools import TOOLS
+
+    found = []
+    for name, tool in TOOLS.items():
+        if not tool.read_only:
+            continue
+        fields = tool.args_model.model_fields
+        for field in QUERY_FIELDS:
+            if field in fields:
+                found.append((name, field))
+                break
+    return found
+
+
+def hits_of(result: Any) -> int:
+    for attr in ("memories", "results", "references", "items"):
+        value = getattr(result, attr, None)
+        if isinstance(value, list):
+            return len(value)
+    return -1
+
+
+def open_service(db_path: Path) -> tuple[Any, Any]:
+    """A Service over a copy of a cached corpus, and the benchmark key's caller."""
+    from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.service.core import Service
+
+    svc = Service(SqliteBackend(db_path))
+    return svc, svc.authenticate(f"Bearer {corpus.BENCH_KEY}")
+
+
+def measure_tool(svc: Any, caller: Any, tool: str, field: str, qs: list[tuple[str, str]], warmup: int) -> dict:
+    for _, q in qs[:warmup]:
+        svc.invoke(tool, caller, {field: q})
+    by_class: dict[str, list[float]] = defaultdict(list)
+    hits: dict[str, list[int]] = defaultdict(list)
+    every: list[float] = []
+    clock = time.perf_counter
+    for cls, q in qs:
+        started = clock()
+        result = svc.invoke(tool, caller, {field: q}).result
+        elapsed = clock() - started
+        every.append(elapsed)
+        by_class[cls].append(elapsed)
+        hits[cls].append(hits_of(result))
+    return {
+        "all": summary_ms(every),
+        "classes": {
+            cls: {**summary_ms(samples), "mean_hits": round(sum(hits[cls]) / len(hits[cls]), 1)}
+            for cls, samples in sorted(by_class.items())
+        },
+    }
+
+
+def run(sizes: list[int], n_queries: int, n_stopword: int, workdir: Path, seed: int = 7) -> dict:
+    tools = retrieval_tools()
+    out: dict[str, Any] = {"tools": [t for t, _ in tools], "query_mix": dict(corpus.QUERY_MIX), "sizes": {}}
+    qs = corpus.queries(seed, n_queries)
+    worst = corpus.stopword_queries(seed, n_stopword)
+    for size in sizes:
+        db = corpus.build_db(corpus.CorpusParams(size, seed))
+        path = corpus.working_copy(db, workdir / f"search-{size}")
+        svc, caller = open_service(path)
+        per_tool: dict[str, Any] = {}
+        try:
+            for tool, field in tools:
+                result = measure_tool(svc, caller, tool, field, qs, warmup=min(50, len(qs)))
+                result["stopword"] = measure_tool(svc, caller, tool, field, worst, warmup=2)["all"]
+                per_tool[tool] = result
+        finally:
+            svc.ports.close()
+        out["sizes"][str(size)] = {
+            "build_s": None if db.build_s is None else round(db.build_s, 1),
+            "db_mb": round(db.path.stat().st_size / 1e6, 1),
+            "tools": per_tool,
+        }
+    return out
