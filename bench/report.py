@@ -1,0 +1,226 @@
+"""Renders the results dict of ``bench.run`` as Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench import run as r
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _ok(flag: bool) -> str:
+    return "✅" if flag else "❌"
+
+
+def targets(res: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    search = res.get("search")
+    if search:
+        big = str(max(int(s) for s in search["sizes"]))
+        for tool, t in search["sizes"][big]["tools"].items():
+            p50, p99 = t["all"]["p50_ms"], t["all"]["p99_ms"]
+            rows.append([f"{tool} p50 at {big}", f"< {r.TARGET_P50_MS} ms", f"{p50} ms", _ok(p50 < r.TARGET_P50_MS)])
+            rows.append([f"{tool} p99 at {big}", f"< {r.TARGET_P99_MS} ms", f"{p99} ms", _ok(p99 < r.TARGET_P99_MS)])
+    overhead = res.get("overhead")
+    if overhead:
+        for tool, t in overhead["tools"].items():
+            ratio = t["ratio_of_totals"]
+            rows.append(
+                [
+                    f"{tool} handler ÷ bare SQL at {overhead['size']}",
+                    f"< {r.TARGET_OVERHEAD}",
+                    ratio,
+                    _ok(ratio < r.TARGET_OVERHEAD),
+                ]
+            )
+    cold = res.get("coldstart")
+    if cold:
+        for mode, modules in cold["modes"].items():
+            for module, m in modules.items():
+                if module.startswith("functions."):
+                    rows.append(
+                        [
+                            f"import {module} ÷ baseline ({mode})",
+                            f"< {r.TARGET_IMPORT_RATIO}",
+                            m["ratio"],
+                            _ok(m["ratio"] < r.TARGET_IMPORT_RATIO),
+                        ]
+                    )
+    return rows
+
+
+def render(res: dict[str, Any]) -> str:
+    m = res["machine"]
+    lines = [
+        "# Mnemo benchmark results",
+        "",
+        f"- command: `{res['command']}` (`make bench` runs `python -m bench.run`)",
+        f"- date: {res['date']}; total {res['total_s']} s; code at {m['commit']}",
+        f"- machine: {m['nproc']} CPUs ({m['cpu']}), shared with other jobs; load average "
+        f"{m['loadavg_start']} at start, {m['loadavg_end']} at end",
+        f"- Python {m['python']}, SQLite {m['sqlite']}, {m['platform']}; "
+        f"PYTHONDONTWRITEBYTECODE={m['PYTHONDONTWRITEBYTECODE'] or '(unset)'}",
+        f"- parameters: {res['parameters']}",
+        "",
+        "Latencies are milliseconds, nearest-rank percentiles. The machine is shared, so figures "
+        "move by ±30 % between runs; compare figures taken in the same run.",
+        "",
+    ]
+    rows = targets(res)
+    if rows:
+        lines += ["## Targets", "", *_table(["what", "target", "measured", ""], rows), ""]
+
+    search = res.get("search")
+    if search:
+        lines += [
+            "## Retrieval latency in process (`Service.invoke`)",
+            "",
+            f"Tools found in the registry: {', '.join(search['tools'])}. Query mix: "
+            + ", ".join(f"{k} {v} %" for k, v in search["query_mix"].items())
+            + " (see `bench/corpus.py`). `stopword` (one of the ten most frequent words) is the worst "
+            "case, measured apart from the mix.",
+            "",
+        ]
+        rows = []
+        for size, s in search["sizes"].items():
+            for tool, t in s["tools"].items():
+                a = t["all"]
+                rows.append(
+                    [
+                        size,
+                        tool,
+                        a["p50_ms"],
+                        a["p90_ms"],
+                        a["p99_ms"],
+                        a["mean_ms"],
+                        t["stopword"]["p50_ms"],
+                        s["db_mb"],
+                        s["build_s"] if s["build_s"] is not None else "cached",
+                    ]
+                )
+        lines += _table(
+            ["memories", "tool", "p50", "p90", "p99", "mean", "stopword p50", "DB MB", "corpus build s"], rows
+        )
+        big = str(max(int(s) for s in search["sizes"]))
+        lines += ["", f"By query class at {big} memories:", ""]
+        rows = []
+        for tool, t in search["sizes"][big]["tools"].items():
+            for cls, c in t["classes"].items():
+                rows.append([tool, cls, c["n"], c["p50_ms"], c["p99_ms"], c["mean_ms"], c["mean_hits"]])
+            st = t["stopword"]
+            rows.append([tool, "stopword (apart)", st["n"], st["p50_ms"], st["p99_ms"], st["mean_ms"], ""])
+        lines += [*_table(["tool", "class", "n", "p50", "p99", "mean", "mean hits"], rows), ""]
+
+    add = res.get("add")
+    if add:
+        a = add["latency"]
+        lines += [
+            "## memory_add in process",
+            "",
+            f"{a['n']} sequential adds (mean {add['mean_content_bytes']} bytes) into a copy of the "
+            f"{add['base_size']}-memory corpus: p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms, "
+            f"**{add['throughput_per_s']} adds/s** on one thread.",
+            "",
+        ]
+
+    overhead = res.get("overhead")
+    if overhead:
+        lines += [
+            f"## Service overhead at {overhead['size']} memories",
+            "",
+            "The real Lambda handler (`functions.search.handler.lambda_handler`, API Gateway v2 event, "
+            "Powertools Logger/Metrics writing to stdout as in Lambda) against the SELECTs it issued, "
+            "re-run directly on the same connection, alternating query by query.",
+            "",
+        ]
+        rows = [
+            [
+                tool,
+                t["handler"]["p50_ms"],
+                t["handler"]["mean_ms"],
+                t["bare_sql"]["p50_ms"],
+                t["bare_sql"]["mean_ms"],
+                t["ratio_of_totals"],
+                t["ratio_of_p50"],
+            ]
+            for tool, t in overhead["tools"].items()
+        ]
+        lines += [
+            *_table(
+                [
+                    "tool",
+                    "handler p50",
+                    "handler mean",
+                    "bare SQL p50",
+                    "bare SQL mean",
+                    "ratio (totals)",
+                    "ratio (p50)",
+                ],
+                rows,
+            ),
+            "",
+        ]
+
+    cold = res.get("coldstart")
+    if cold:
+        lines += [
+            "## Cold start: import time in a fresh interpreter",
+            "",
+            f"Median of {cold['runs']} runs. *source*: no bytecode anywhere (what we assume Lambda does: "
+            "`sam build` does not compile, and the code folders are read-only); *bytecode*: a warm "
+            "`__pycache__`. Baseline: `bench/baseline_handler.py` (Powertools Logger, Tracer, Metrics, "
+            "APIGatewayHttpResolver, `import boto3`).",
+            "",
+        ]
+        modules = list(cold["modes"]["source"])
+        rows = [
+            [
+                f"`{mod}`",
+                cold["modes"]["source"][mod]["median_ms"],
+                cold["modes"]["source"][mod]["ratio"],
+                cold["modes"]["bytecode"][mod]["median_ms"],
+                cold["modes"]["bytecode"][mod]["ratio"],
+            ]
+            for mod in modules
+        ]
+        lines += _table(["module", "source ms", "÷ baseline", "bytecode ms", "÷ baseline"], rows)
+        lines += ["", "Where the time goes (source mode, `-X importtime` self time per package, ms):", ""]
+        for mod, tops in cold["top_imports"].items():
+            lines.append(f"- `{mod}`: " + ", ".join(f"{name} {ms}" for name, ms in tops))
+        lines.append("")
+
+    server = res.get("server")
+    if server:
+        lines += [
+            f"## Local server under load (`mnemo serve`, {server['size']} memories, loopback)",
+            "",
+        ]
+        rows = []
+        for phase in ("search", "add"):
+            p = server[phase]
+            rows.append(
+                [
+                    p["tool"],
+                    p["threads"],
+                    p["requests"],
+                    p["requests_per_s"],
+                    p["latency"]["p50_ms"],
+                    p["latency"]["p99_ms"],
+                    p["statuses"],
+                ]
+            )
+        lines += [*_table(["tool", "client threads", "requests", "req/s", "p50", "p99", "statuses"], rows), ""]
+
+    cost = res.get("cost")
+    if cost:
+        lines += ["## Cost per call on AWS", ""]
+        if cost.get("status") != "done":
+            lines += [f"Not measured: {cost.get('reason')}.", ""]
+        else:
+            lines += cost.get("markdown", [])
+    return "\n".join(lines) + "\n"

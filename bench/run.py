@@ -1,0 +1,135 @@
+"""Run the benchmarks and write ``bench/results/latest.md`` and ``latest.json``.
+
+    python -m bench.run                 # everything (make bench), a few minutes
+    python -m bench.run --quick         # 1k and 10k only, fewer samples: a smoke run
+    python -m bench.run --only search,overhead --label before
+
+``--label NAME`` also keeps a copy as ``bench/results/NAME.{md,json}`` (for before/after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+SECTIONS = ("search", "add", "overhead", "coldstart", "server", "cost")
+
+TARGET_P50_MS = 5.0
+TARGET_P99_MS = 20.0
+TARGET_OVERHEAD = 1.5
+TARGET_IMPORT_RATIO = 1.5
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "shared", "functions"], cwd=ROOT, capture_output=True)
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
+        "commit": commit.stdout.strip() + (" (+ uncommitted changes)" if dirty.stdout.strip() else ""),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run")
+    parser.add_argument("--quick", action="store_true", help="1k and 10k, fewer samples")
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated among {','.join(SECTIONS)}")
+    parser.add_argument("--label", help="also write bench/results/LABEL.{md,json}")
+    parser.add_argument("--queries", type=int, help="queries per size and tool (default 500, quick 200)")
+    args = parser.parse_args(argv)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {sorted(unknown)}")
+
+    sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+    big = sizes[-1]
+    n_queries = args.queries or (200 if args.quick else 500)
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Mnemo")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    sys.path.insert(0, str(ROOT))
+
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "command": shlex.join(["python", "-m", "bench.run", *(sys.argv[1:] if argv is None else argv)]),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "parameters": {"sizes": sizes, "queries": n_queries, "quick": args.quick},
+    }
+    with tempfile.TemporaryDirectory(prefix="mnemo-bench-") as tmp:
+        work = Path(tmp)
+        for section in only:
+            t0 = time.perf_counter()
+            print(f"[bench] {section} …", file=sys.stderr, flush=True)
+            if section == "search":
+                from bench import search
+
+                results["search"] = search.run(sizes, n_queries, 10 if args.quick else 30, work)
+            elif section == "add":
+                from bench import add
+
+                results["add"] = add.run(big, 300 if args.quick else 1000, work)
+            elif section == "overhead":
+                from bench import overhead
+
+                results["overhead"] = overhead.run(big, n_queries, work)
+            elif section == "coldstart":
+                from bench import coldstart
+
+                results["coldstart"] = coldstart.run(3 if args.quick else 5)
+            elif section == "server":
+                from bench import server
+
+                per_thread = 25 if args.quick else 100
+                results["server"] = server.run(big, 8, per_thread, 60.0, work)
+            elif section == "cost":
+                from bench import cost
+
+                results["cost"] = cost.run()
+            print(f"[bench] {section} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    results["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    results["total_s"] = round(time.perf_counter() - started, 1)
+
+    from bench.report import render
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    text = render(results)
+    names = ["latest", *([args.label] if args.label else [])]
+    for name in names:
+        (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        (RESULTS / f"{name}.md").write_text(text)
+    print(text)
+    print(
+        f"[bench] wrote {', '.join(f'bench/results/{n}.md' for n in names)} in {results['total_s']} s", file=sys.stderr
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
