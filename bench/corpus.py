@@ -5,7 +5,9 @@ The corpus mixes English and Chinese the way an agent's notes do:
 * **English** words follow a Zipf-like law (weight ``1 / rank``) over a vocabulary of ~160 real
   function and content words followed by a long tail of generated pseudo-words (``TAIL_WORDS``);
   function words ("the", "to", …) head the ranking, as they do in real text.
-* **Chinese** text is drawn from ~120 work-domain phrases of 2–4 characters, also Zipf-ranked.
+* **Chinese** text is drawn from ~120 work-domain phrases of 2–4 characters followed by a tail
+  of ``TAIL_ZH`` generated 2–3 character words over ~500 common characters, also Zipf-ranked
+  (weight ``1 / rank``), so common bigrams are common and rare ones rare, as in real text.
 * A memory is English (55 %), Chinese (25 %) or mixed (20 %), 50–400 bytes of UTF-8 (uniform
   target), with a kind (80 %), 0–3 tags (Zipf over 40), a path (50 %), a team (15 %, of which
   a third belongs to a team the benchmark's key cannot see) and, for 1 %, an expiry in the past.
@@ -21,11 +23,11 @@ class           share  what
 rare_en         25 %   one English content word of rank ≥ 1000 (a handful of matches)
 common_en       25 %   one English content word among the 100 most frequent
 multi_en        20 %   2–3 English content words: one common + 1–2 of rank < 500
-zh              20 %   2–4 consecutive characters of a Chinese phrase (Zipf-drawn)
+zh              20 %   2–4 consecutive characters of a Chinese content word (Zipf-drawn)
 mixed           10 %   one common-to-medium English word and one Chinese phrase
 ==============  =====  ==============================================================
 
-Function words ("the", "and", …) are never drawn into the mix: an agent does not search for them.
+Function words ("the", "and", "的", "我们", …) are never drawn into the mix: an agent does not search for them.
 The worst case they represent is measured separately (``stopword`` class, reported apart).
 """
 
@@ -72,6 +74,10 @@ CONTENT_WORDS = _words(
     " compaction vacuum latency spike outage incident postmortem oncall pager runbook"
 )
 
+#: Chinese function words head the Chinese ranking, as "the", "to" … head the English one
+CHINESE_FUNCTION_WORDS = _words(
+    "的 了 是 在 和 也 就 都 我们 一个 这个 需要 可以 没有 因为 所以 如果 但是 已经 还是 应该 进行 通过 他们"
+)
 CHINESE_PHRASES = _words(
     "数据库 延迟 缓存 部署 错误 请求 服务器 客户端 团队 客户 定价 查询 索引 内存 搜索 发布"
     " 测试 配置 令牌 限流 超时 重试 队列 任务 产品 上线 功能 缺陷 修复 问题 评审 设计 架构"
@@ -98,6 +104,15 @@ PATH_PARTS = (
 )
 
 TAIL_WORDS = 30_000
+TAIL_ZH = 8_000
+#: common characters for the generated Chinese tail (with those of CHINESE_PHRASES)
+_ZH_CHARS = (
+    "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后"
+    "小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长"
+    "知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话儿者向情部正名定女问力机给等几很业最"
+    "间新什打便位因重被走电四第门相次东政海口使教西再平真听世气信北少关并内加化由却代军产入先山五太水万市"
+    "眼体别处总才场师书比住员九笑性通目华报立马命张活难神数件安表原车白应路期叫死常提感金何更反合放做系计"
+)
 _ONSETS = _words("b c d f g h j k l m n p r s t v w z br cr dr fl gr pl pr st tr sk sl sn sp ch sh th")
 _VOWELS = _words("a e i o u ai ea io ou")
 _CODAS = ["", "", "n", "r", "s", "t", "l", "x", "nd", "rk", "st"]
@@ -144,9 +159,20 @@ class Vocabulary:
         self.english = [*FUNCTION_WORDS, *content, *tail]
         self.function_words = set(FUNCTION_WORDS)
         self.content = [*content, *tail]  # content ranks: index in this list
-        self.chinese = list(dict.fromkeys(CHINESE_PHRASES))
+        phrases = list(dict.fromkeys(CHINESE_PHRASES))
+        chars = sorted(set(_ZH_CHARS) | set("".join(phrases)))
+        zh_seen = set(phrases)
+        zh_tail: list[str] = []
+        while len(zh_tail) < TAIL_ZH:
+            word = "".join(rng.choice(chars) for _ in range(rng.choice((2, 2, 3))))
+            if word not in zh_seen:
+                zh_seen.add(word)
+                zh_tail.append(word)
+        self.chinese = [*CHINESE_FUNCTION_WORDS, *phrases, *zh_tail]
+        self.chinese_content = [*phrases, *zh_tail]  # what queries draw from
+        self._zh_content_cum = list(itertools.accumulate(1.0 / (r + 1) for r in range(len(self.chinese_content))))
         self._en_cum = list(itertools.accumulate(1.0 / (r + 1) for r in range(len(self.english))))
-        self._zh_cum = list(itertools.accumulate(1.0 / (r + 1) ** 0.9 for r in range(len(self.chinese))))
+        self._zh_cum = list(itertools.accumulate(1.0 / (r + 1) for r in range(len(self.chinese))))
         self._tag_cum = list(itertools.accumulate(1.0 / (r + 1) for r in range(len(TAGS))))
 
     def en(self, rng: random.Random) -> str:
@@ -154,6 +180,10 @@ class Vocabulary:
 
     def zh(self, rng: random.Random) -> str:
         return self.chinese[bisect.bisect_left(self._zh_cum, rng.random() * self._zh_cum[-1])]
+
+    def zh_content(self, rng: random.Random) -> str:
+        cum = self._zh_content_cum
+        return self.chinese_content[bisect.bisect_left(cum, rng.random() * cum[-1])]
 
     def tag(self, rng: random.Random) -> str:
         return TAGS[bisect.bisect_left(self._tag_cum, rng.random() * self._tag_cum[-1])]
@@ -257,9 +287,7 @@ def queries(seed: int, count: int) -> list[tuple[str, str]]:
     rare = content[1000:]
 
     def zh_fragment() -> str:
-        phrase = vocab.zh(rng)
-        while len(phrase) < 2:
-            phrase = vocab.zh(rng)
+        phrase = vocab.zh_content(rng)
         n = rng.randint(2, min(4, len(phrase)))
         start = rng.randint(0, len(phrase) - n)
         return phrase[start : start + n]
@@ -269,7 +297,7 @@ def queries(seed: int, count: int) -> list[tuple[str, str]]:
         "common_en": lambda: rng.choice(common),
         "multi_en": lambda: " ".join([rng.choice(common), *rng.sample(medium, rng.randint(1, 2))]),
         "zh": zh_fragment,
-        "mixed": lambda: f"{rng.choice(content[:1000])} {vocab.zh(rng)}",
+        "mixed": lambda: f"{rng.choice(content[:1000])} {vocab.zh_content(rng)}",
     }
     out: list[tuple[str, str]] = []
     for name, share in QUERY_MIX:
