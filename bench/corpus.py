@@ -126,13 +126,15 @@ class CorpusParams:
     max_bytes: int = 400
 
     def key(self) -> str:
-        """Cache key: the parameters plus the code that decides what is stored and indexed."""
-        h = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())
+        """Cache key: the parameters plus the code that decides what is stored and indexed
+        (the generator, the analyser, the schema, the record model, the index layout version)."""
+        from mnemo.backends.sqlite.backend import INDEX_VERSION
+
+        h = hashlib.sha256(json.dumps({**asdict(self), "index": INDEX_VERSION}, sort_keys=True).encode())
         for rel in (
             "bench/corpus.py",
             "shared/mnemo/text.py",
             "shared/mnemo/backends/sqlite/schema.sql",
-            "shared/mnemo/backends/sqlite/backend.py",
             "shared/mnemo/models/records.py",
         ):
             h.update((ROOT / rel).read_bytes())

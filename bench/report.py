@@ -107,10 +107,13 @@ def render(res: dict[str, Any]) -> str:
         rows = []
         for tool, t in search["sizes"][big]["tools"].items():
             for cls, c in t["classes"].items():
-                rows.append([tool, cls, c["n"], c["p50_ms"], c["p99_ms"], c["mean_ms"], c["mean_hits"]])
+                rows.append(
+                    [tool, cls, c["n"], c["p50_ms"], c["p99_ms"], c["mean_ms"], c["cpu"]["p50_ms"], c["cpu"]["p99_ms"],
+                     c["mean_hits"]]
+                )  # fmt: skip
             st = t["stopword"]
-            rows.append([tool, "stopword (apart)", st["n"], st["p50_ms"], st["p99_ms"], st["mean_ms"], ""])
-        lines += [*_table(["tool", "class", "n", "p50", "p99", "mean", "mean hits"], rows), ""]
+            rows.append([tool, "stopword (apart)", st["n"], st["p50_ms"], st["p99_ms"], st["mean_ms"], "", "", ""])
+        lines += [*_table(["tool", "class", "n", "p50", "p99", "mean", "CPU p50", "CPU p99", "mean hits"], rows), ""]
 
     add = res.get("add")
     if add:

@@ -58,6 +58,7 @@ def measure_tool(svc: Any, caller: Any, tool: str, field: str, qs: list[tuple[st
         svc.invoke(tool, caller, {field: q})
     by_class: dict[str, list[float]] = defaultdict(list)
     hits: dict[str, list[int]] = defaultdict(list)
+    cpu_by_class: dict[str, list[float]] = defaultdict(list)
     every: list[float] = []
     cpu: list[float] = []
     clock, cpu_clock = time.perf_counter, time.thread_time
@@ -66,6 +67,7 @@ def measure_tool(svc: Any, caller: Any, tool: str, field: str, qs: list[tuple[st
         result = svc.invoke(tool, caller, {field: q}).result
         elapsed = clock() - started
         cpu.append(cpu_clock() - cpu_started)
+        cpu_by_class[cls].append(cpu[-1])
         every.append(elapsed)
         by_class[cls].append(elapsed)
         hits[cls].append(hits_of(result))
@@ -74,7 +76,11 @@ def measure_tool(svc: Any, caller: Any, tool: str, field: str, qs: list[tuple[st
         # CPU time of this thread: what the call cost, less the waits for a CPU on a busy machine
         "cpu": summary_ms(cpu),
         "classes": {
-            cls: {**summary_ms(samples), "mean_hits": round(sum(hits[cls]) / len(hits[cls]), 1)}
+            cls: {
+                **summary_ms(samples),
+                "cpu": summary_ms(cpu_by_class[cls]),
+                "mean_hits": round(sum(hits[cls]) / len(hits[cls]), 1),
+            }
             for cls, samples in sorted(by_class.items())
         },
     }

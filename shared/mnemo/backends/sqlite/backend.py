@@ -8,6 +8,7 @@ row commit in one transaction, which is why an edit is searchable the moment it 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -101,14 +102,35 @@ class Database:
 _SCHEMA = resources.files("mnemo.backends.sqlite").joinpath("schema.sql").read_text(encoding="utf-8")
 
 
+#: ``PRAGMA user_version`` of a database whose full-text index has the current layout; an older
+#: one is re-indexed from the records when it is opened (``SqliteBackend.__init__``).
+INDEX_VERSION = 2
+
+
 def _scope_token(project_id: str) -> str:
     return "p" + project_id.removeprefix("prj_").lower()
 
 
+def _term_prefix(project_id: str) -> str:
+    """Six hex digits derived from the project id, prefixed to every indexed term."""
+    return hashlib.blake2s(project_id.encode(), digest_size=3).hexdigest()
+
+
+def _scoped_text(prefix: str, value: str) -> str:
+    """Analysed terms, each prefixed with the project's ``_term_prefix`` (always six characters,
+    so unambiguous). A term's posting list then holds one project's rows: a search does not walk
+    other projects' rows, and needs no "in this project" phrase — matching such a phrase, present
+    in every row, cost a pass over the whole project per query (≈ 9 ms at 100k rows, for its
+    ranking IDF as much as for the AND). Two projects sharing a prefix (one chance in 16 million
+    per pair) only share posting lists: the join on ``memories.project_id`` keeps results apart."""
+    return " ".join(prefix + term for term in text.terms(value))
+
+
 def _fts_query(query: IndexQuery) -> str:
+    prefix = _term_prefix(query.scope.project_id)
     joiner = " AND " if query.mode == "all" else " OR "
-    phrases = joiner.join(f'"{t.text}"' + ("*" if t.prefix else "") for t in query.terms)
-    return f'scope : "{_scope_token(query.scope.project_id)}" AND {{content tags path}} : ({phrases})'
+    phrases = joiner.join(f'"{prefix}{t.text}"' + ("*" if t.prefix else "") for t in query.terms)
+    return f"{{content tags path}} : ({phrases})"
 
 
 def _filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -237,16 +259,25 @@ class SqliteSearchIndex:
             if row is None or row["version"] > record.version:
                 return  # deleted meanwhile, or a newer version is already stored and indexed
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["seq"],))
+            prefix = _term_prefix(record.project_id)
             conn.execute(
                 "INSERT INTO memory_fts (rowid, scope, content, tags, path) VALUES (?,?,?,?,?)",
                 (
                     row["seq"],
                     _scope_token(record.project_id),
-                    text.index_text(record.content),
-                    text.index_text(" ".join(record.tags)),
-                    text.index_text(record.path or ""),
+                    _scoped_text(prefix, record.content),
+                    _scoped_text(prefix, " ".join(record.tags)),
+                    _scoped_text(prefix, record.path or ""),
                 ),
             )
+
+    def rebuild(self) -> None:
+        """Re-index every record (after a change of the index layout), in one transaction."""
+        with self.db.write() as conn:
+            conn.execute("DELETE FROM memory_fts")
+            for row in conn.execute("SELECT body FROM memories").fetchall():
+                self.upsert(_record(row))
+            conn.execute(f"PRAGMA user_version = {INDEX_VERSION}")
 
     def remove(self, record: MemoryRecord) -> None:
         # The store's delete removes the FTS row in the same transaction; nothing is left here.
@@ -432,6 +463,8 @@ class SqliteBackend:
         self.tenants = SqliteTenantStore(self.db)
         self.idempotency = SqliteIdempotencyStore(self.db)
         self.maintenance = SqliteMaintenance(self.db)
+        if self.db.conn().execute("PRAGMA user_version").fetchone()[0] < INDEX_VERSION:
+            self.index.rebuild()
 
     def close(self) -> None:
         self.db.close()

@@ -37,8 +37,9 @@ CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at D
 CREATE INDEX IF NOT EXISTS memories_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_repair ON memories (needs_repair) WHERE needs_repair = 1;
 -- Analysed terms (mnemo.text) joined by spaces; the ascii tokenizer splits only on ASCII
--- punctuation and spaces, so every analysed term stays one token. `scope` holds one token per
--- project, so the index itself never mixes tenants.
+-- punctuation and spaces, so every analysed term stays one token. Each term carries a short
+-- prefix derived from its project id (backend._scoped_text), so a term's posting list holds one
+-- project's rows; `scope` holds one token per project.
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
     scope, content, tags, path,
     tokenize = 'ascii',
