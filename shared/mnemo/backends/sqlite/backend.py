@@ -286,6 +286,14 @@ class SqliteSearchIndex:
     def search(self, query: IndexQuery) -> list[IndexHit]:
         if not query.terms:
             return []
+        if not query.prefer_working:
+            hits = self._search_ranked_first(query)
+            if hits is not None:
+                return hits
+        return self._search_joined(query)
+
+    def _search_joined(self, query: IndexQuery) -> list[IndexHit]:
+        """Rank and filter in one statement: every match is joined to its record first."""
         where, params = _filter_sql(query.filter)
         order = f"{_BM25}, m.updated_at DESC"
         if query.prefer_working:
@@ -301,6 +309,49 @@ class SqliteSearchIndex:
             .fetchall()
         )
         return [IndexHit(_record(r), -float(r["rank"])) for r in rows]
+
+    def _search_ranked_first(self, query: IndexQuery) -> list[IndexHit] | None:
+        """Rank inside FTS5 first, then join and filter only the best candidates.
+
+        Joining every match to its record before sorting cost as much as the ranking itself
+        on a common term. Here FTS5 returns the ``k`` best (rowid, score) pairs; their records
+        are read and filtered, and ordered by score then newest first. Every match scoring
+        strictly better than the k-th candidate is among them, so when ``limit`` of those pass
+        the filters they are exactly the answer. Otherwise ``k`` grows; past ``_MAX_CANDIDATES``
+        the caller falls back to the joined statement (returns None).
+        """
+        conn = self.db.conn()
+        match = _fts_query(query)
+        where, params = _filter_sql(query.filter)
+        k = max(4 * query.limit, 64)
+        while True:
+            candidates = conn.execute(
+                f"SELECT rowid, {_BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY 2 LIMIT ?", (match, k)
+            ).fetchall()
+            if not candidates:
+                return []
+            complete = len(candidates) < k
+            bound = candidates[-1][1]
+            rank_of = dict(candidates)
+            rows = conn.execute(
+                f"SELECT m.seq, m.updated_at, m.body FROM memories m"
+                f" WHERE m.seq IN (SELECT value FROM json_each(?))"
+                f" AND m.workspace_id = ? AND m.project_id = ? AND {where}",
+                (json.dumps(list(rank_of)), query.scope.workspace_id, query.scope.project_id, *params),
+            ).fetchall()
+            if not complete:
+                rows = [r for r in rows if rank_of[r[0]] < bound]  # a tie at the bound may continue past k
+            if complete or len(rows) >= query.limit:
+                rows.sort(key=lambda r: r[1], reverse=True)  # newest first among equal scores
+                rows.sort(key=lambda r: rank_of[r[0]])
+                return [IndexHit(_record(r), -float(rank_of[r[0]])) for r in rows[: query.limit]]
+            if k >= _MAX_CANDIDATES:
+                return None
+            k *= 8
+
+
+#: beyond this many ranked candidates, a selective filter is better served by the joined query
+_MAX_CANDIDATES = 4096
 
 
 class SqliteRateLimiter:
