@@ -334,9 +334,9 @@ class SqliteSearchIndex:
             bound = candidates[-1][1]
             rank_of = dict(candidates)
             rows = conn.execute(
-                f"SELECT m.seq, m.updated_at, m.body FROM memories m"
-                f" WHERE m.seq IN (SELECT value FROM json_each(?))"
-                f" AND m.workspace_id = ? AND m.project_id = ? AND {where}",
+                # CROSS JOIN keeps this order: by rowid from the candidates, never a project scan
+                f"SELECT m.seq, m.updated_at, m.body FROM json_each(?) AS c CROSS JOIN memories m"
+                f" ON m.seq = c.value WHERE m.workspace_id = ? AND m.project_id = ? AND {where}",
                 (json.dumps(list(rank_of)), query.scope.workspace_id, query.scope.project_id, *params),
             ).fetchall()
             if not complete:
