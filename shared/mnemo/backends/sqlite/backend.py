@@ -129,8 +129,9 @@ def _scoped_text(prefix: str, value: str) -> str:
 def _fts_query(query: IndexQuery) -> str:
     prefix = _term_prefix(query.scope.project_id)
     joiner = " AND " if query.mode == "all" else " OR "
-    phrases = joiner.join(f'"{prefix}{t.text}"' + ("*" if t.prefix else "") for t in query.terms)
-    return f"{{content tags path}} : ({phrases})"
+    # No column filter: prefixed terms start with a hex digit, the scope column's token with "p",
+    # so only content, tags and path can match (the filter cost ~5 % on common terms).
+    return joiner.join(f'"{prefix}{t.text}"' + ("*" if t.prefix else "") for t in query.terms)
 
 
 def _filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
