@@ -113,6 +113,24 @@ def render(res: dict[str, Any]) -> str:
             rows.append([tool, "stopword (apart)", st["n"], st["p50_ms"], st["p99_ms"], st["mean_ms"], "", "", ""])
         lines += [*_table(["tool", "class", "n", "p50", "p99", "mean", "CPU p50", "CPU p99", "mean hits"], rows), ""]
 
+    strat = res.get("strategies")
+    if strat:
+        rows = [
+            [name, strat[name]["p50_ms"], strat[name]["p90_ms"], strat[name]["p99_ms"], strat[name]["mean_ms"]]
+            for name in ("joined", "ranked_first")
+        ]
+        lines += [
+            f"### Before / after, same run: the SQLite index's query shape at {strat['size']} memories",
+            "",
+            "`SqliteSearchIndex.search` on memory_search's queries (limit 50): *joined* joins every "
+            "match to its record and then ranks (the skeleton's statement, now the fallback); "
+            "*ranked_first* ranks inside FTS5 and reads only the best candidates. Both run on the "
+            "project-prefixed index, taking turns at going first.",
+            "",
+            *_table(["strategy", "p50", "p90", "p99", "mean"], rows),
+            "",
+        ]
+
     add = res.get("add")
     if add:
         a = add["latency"]

@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 from bench import search
 
                 results["search"] = search.run(sizes, n_queries, 10 if args.quick else 30, work)
+                results["strategies"] = search.strategies(big, min(n_queries, 300), work)
             elif section == "add":
                 from bench import add
 

@@ -109,3 +109,34 @@ def run(sizes: list[int], n_queries: int, n_stopword: int, workdir: Path, seed: 
             "tools": per_tool,
         }
     return out
+
+
+def strategies(size: int, n_queries: int, workdir: Path, seed: int = 7) -> dict[str, Any]:
+    """Same run, same queries: the index's search as it is against its one-statement fallback
+    (``_search_joined``: join every match to its record, then rank), taking turns at going
+    first. The before/after of "rank inside FTS5 first" on memory_search's own queries."""
+    from datetime import UTC, datetime
+
+    from mnemo.ports import IndexQuery, MemoryFilter, Scope
+    from mnemo.text import query_terms
+
+    db = corpus.build_db(corpus.CorpusParams(size, seed))
+    path = corpus.working_copy(db, workdir / f"strategies-{size}")
+    svc, caller = open_service(path)
+    index = svc.ports.index
+    scope = Scope(db.workspace_id, db.project_id)
+    flt = MemoryFilter(now=datetime.now(UTC), visible_teams=frozenset(caller.team_ids))
+    queries = [IndexQuery(scope, query_terms(q), "all", flt, 50) for _, q in corpus.queries(seed, n_queries)]
+    times: dict[str, list[float]] = {"ranked_first": [], "joined": []}
+    clock = time.perf_counter
+    try:
+        for i, query in enumerate(queries):
+            order = ("ranked_first", "joined") if i % 2 else ("joined", "ranked_first")
+            for name in order:
+                fn = index.search if name == "ranked_first" else index._search_joined
+                t0 = clock()
+                fn(query)
+                times[name].append(clock() - t0)
+    finally:
+        svc.ports.close()
+    return {"size": size, **{name: summary_ms(samples) for name, samples in times.items()}}
