@@ -1,23 +1,174 @@
-"""Cost per call on AWS: DynamoDB and OpenSearch requests per tool, priced per million calls.
+"""Cost per call on AWS: the DynamoDB and OpenSearch requests each tool call makes, counted
+against moto (server mode, real HTTP) and a real OpenSearch node, priced per million calls.
 
-Needs the AWS backend (``mnemo.backends.aws``). Until it exists this module reports itself as
-not run, with the reason, so the results file says so instead of staying silent.
+Counting reuses the test stack (``tests/support``): botocore's ``before-call`` event for
+DynamoDB and a wrapper around opensearch-py's transport for OpenSearch (``RequestCounter``).
+A call is counted end to end as REST or MCP makes it: ``Service.authenticate`` (one key read)
+plus ``Service.invoke``, in a warm process (tables and the index exist, one call made before).
+
+Prices (us-east-1, on-demand, as published in 2025; change them here):
+
+* DynamoDB on-demand: $0.625 per million write request units, $0.125 per million read request
+  units. Assumed units: a write of an item up to 1 KB is 1 WRU (Mnemo's records are
+  ~0.3–1.5 KB, so a record write is taken as 2 WRU to be safe; rate-limit and idempotency
+  items are small: 1 WRU); a strongly consistent read up to 4 KB is 1 RRU; a Query page 1 RRU
+  per 4 KB read, taken as 2.
+* OpenSearch is billed by the instance-hour, not per request: a request's cost is the domain's
+  hourly price divided by the requests it serves in an hour. Assumed domain: 2 × t3.medium.search
+  ($0.073 / h each) = $0.146 / h, amortised at two utilisations, 5 and 50 requests a second on
+  average. Storage (EBS), data transfer, Lambda and API Gateway are left out.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def available() -> bool:
-    return importlib.util.find_spec("mnemo.backends.aws") is not None
+WRU_PER_MILLION = 0.625
+RRU_PER_MILLION = 0.125
+#: request units per DynamoDB operation (see the module docstring)
+UNITS = {
+    "GetItem": ("r", 1),
+    "BatchGetItem": ("r", 1),
+    "Query": ("r", 2),
+    "PutItem": ("w", 2),
+    "UpdateItem": ("w", 1),
+    "DeleteItem": ("w", 1),
+    "TransactWriteItems": ("w", 4),
+}
+OPENSEARCH_HOURLY = 2 * 0.073
+OPENSEARCH_RATES = (5, 50)  # average requests per second the domain serves
+
+
+def available() -> tuple[bool, str]:
+    if importlib.util.find_spec("mnemo.backends.aws") is None:
+        return False, "the AWS backend (mnemo.backends.aws) is not on this branch yet"
+    sys.path.insert(0, str(ROOT))
+    if importlib.util.find_spec("tests.support.aws_stack") is None:
+        return False, "tests/support/aws_stack.py (moto server, request counter) is missing"
+    from tests.support.opensearch_node import available as node_available
+
+    ok, reason = node_available()
+    return (True, "") if ok else (False, f"no OpenSearch node can run here: {reason}")
+
+
+def price(dynamodb: dict[str, int], opensearch: dict[str, int]) -> dict[str, float]:
+    """Dollars per million calls of one call that made these requests."""
+    ddb = 0.0
+    for op, n in dynamodb.items():
+        kind, units = UNITS.get(op, ("w", 1))
+        ddb += n * units * (WRU_PER_MILLION if kind == "w" else RRU_PER_MILLION)
+    requests = sum(opensearch.values())
+    out = {"dynamodb": round(ddb, 3)}
+    for rate in OPENSEARCH_RATES:
+        out[f"opensearch_at_{rate}rps"] = round(requests * OPENSEARCH_HOURLY / (rate * 3600) * 1_000_000, 3)
+    return out
+
+
+def _measure(backend: Any) -> dict[str, Any]:
+    from mnemo.models.records import RateLimits
+    from mnemo.service import admin
+    from mnemo.service.core import Service
+    from tests.support.aws_stack import RequestCounter
+
+    counter = RequestCounter(backend)
+    svc = Service(backend)
+    workspace, _ = admin.create_workspace(backend, "cost")
+    backend.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
+    key = admin.create_key(backend, workspace.id, label="cost", scopes=["admin"]).plain
+    header = f"Bearer {key}"
+
+    def call(tool: str, **arguments: Any) -> Any:
+        return svc.invoke(tool, svc.authenticate(header), arguments).result
+
+    call("memory_add", content="warm up the index and the clients")
+    call("memory_search", q="warm")
+    costs: dict[str, Any] = {}
+
+    def measure(name: str, tool: str, **arguments: Any) -> Any:
+        counter.reset()
+        result = call(tool, **arguments)
+        ddb, osr = dict(counter.dynamodb), dict(counter.opensearch)
+        costs[name] = {"dynamodb": ddb, "opensearch": osr, "per_million_usd": price(ddb, osr)}
+        return result
+
+    memory = measure("memory_add", "memory_add", content="数据库延迟 cost of a call", tags=["cost"]).memory
+    measure("memory_get", "memory_get", id=memory.id)
+    measure("memory_update", "memory_update", id=memory.id, content="数据库延迟 cost of an update")
+    measure("memory_search (q)", "memory_search", q="cost")
+    measure("memory_search (empty q)", "memory_search", q="")
+    from mnemo.service.tools import TOOLS
+
+    for tool, field in (("search_memory", "query"), ("recall", "query"), ("recall_context", "query")):
+        if tool in TOOLS:
+            measure(tool, tool, **{field: "cost 延迟"})
+            if tool == "search_memory":
+                measure("search_memory (no match)", tool, **{field: "nothingmatchesthis"})
+    measure("memory_delete", "memory_delete", id=memory.id)
+    if "forget" in TOOLS:
+        other = call("memory_add", content="to be forgotten").memory
+        measure("forget", "forget", reference=other.id)
+    return costs
 
 
 def run() -> dict[str, Any]:
-    if not available():
-        return {
-            "status": "not run",
-            "reason": "the AWS backend (mnemo.backends.aws) is not on this branch yet",
-        }
-    return {"status": "not run", "reason": "request counting against moto + OpenSearch is not written yet"}
+    ok, reason = available()
+    if not ok:
+        return {"status": "not run", "reason": reason}
+    from mnemo.backends.aws import AwsBackend, Tables, create_tables
+    from mnemo.backends.aws.backend import dynamodb_client
+    from tests.support.aws_stack import aws_settings, moto_server
+
+    from tests.support.opensearch_node import OpenSearchNode, fetch
+
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+        os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
+    fetch()
+    node = OpenSearchNode().start()
+    try:
+        with moto_server() as dynamodb_url:
+            cfg = aws_settings(dynamodb_url, node.url)
+            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg))
+            backend = AwsBackend.from_settings(cfg)
+            try:
+                costs = _measure(backend)
+            finally:
+                backend.close()
+    finally:
+        node.stop()
+    return {
+        "status": "done",
+        "prices": {
+            "dynamodb_wru_per_million": WRU_PER_MILLION,
+            "dynamodb_rru_per_million": RRU_PER_MILLION,
+            "opensearch_hourly": OPENSEARCH_HOURLY,
+            "opensearch_rates_rps": list(OPENSEARCH_RATES),
+        },
+        "tools": costs,
+    }
+
+
+def markdown(res: dict[str, Any]) -> list[str]:
+    rates = res["prices"]["opensearch_rates_rps"]
+    header = ["tool call", "DynamoDB requests", "OpenSearch requests", "DynamoDB $/M calls"]
+    header += [f"OpenSearch $/M at {r} req/s" for r in rates]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, c in res["tools"].items():
+        ddb = ", ".join(f"{n} {op}" for op, n in sorted(c["dynamodb"].items())) or "0"
+        osr = ", ".join(f"{n} {op}" for op, n in sorted(c["opensearch"].items())) or "0"
+        p = c["per_million_usd"]
+        cells = [name, ddb, osr, p["dynamodb"], *(p[f"opensearch_at_{r}rps"] for r in rates)]
+        lines.append("| " + " | ".join(str(x) for x in cells) + " |")
+    return [
+        "Requests per call counted against moto + a real OpenSearch node (authentication included), "
+        "priced as `bench/cost.py` states: DynamoDB on-demand $0.625 / M WRU and $0.125 / M RRU; "
+        f"OpenSearch ${res['prices']['opensearch_hourly']:.3f} / h amortised over the request rates shown.",
+        "",
+        *lines,
+        "",
+    ]

@@ -59,6 +59,7 @@ def render(res: dict[str, Any]) -> str:
         f"- Python {m['python']}, SQLite {m['sqlite']}, {m['platform']}; "
         f"PYTHONDONTWRITEBYTECODE={m['PYTHONDONTWRITEBYTECODE'] or '(unset)'}",
         f"- parameters: {res['parameters']}",
+        *([f"- merged: {res['merged']}"] if res.get("merged") else []),
         "",
         "Latencies are milliseconds, nearest-rank percentiles. The machine is shared, so figures "
         "move by ±30 % between runs; compare figures taken in the same run.",
@@ -239,5 +240,7 @@ def render(res: dict[str, Any]) -> str:
         if cost.get("status") != "done":
             lines += [f"Not measured: {cost.get('reason')}.", ""]
         else:
-            lines += cost.get("markdown", [])
+            from bench.cost import markdown
+
+            lines += markdown(cost)
     return "\n".join(lines) + "\n"

@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated among {','.join(SECTIONS)}")
     parser.add_argument("--label", help="also write bench/results/LABEL.{md,json}")
     parser.add_argument("--queries", type=int, help="queries per size and tool (default 500, quick 200)")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the other sections of bench/results/latest.json (with --only)"
+    )
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS)
@@ -76,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
 
     started = time.perf_counter()
+    previous: dict[str, Any] = {}
+    if args.merge and (RESULTS / "latest.json").exists():
+        previous = json.loads((RESULTS / "latest.json").read_text())
     results: dict[str, Any] = {
         "command": shlex.join(["python", "-m", "bench.run", *(sys.argv[1:] if argv is None else argv)]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -115,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                 results["cost"] = cost.run()
             print(f"[bench] {section} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     results["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    if previous:
+        kept = [k for k in (*SECTIONS, "strategies") if k in previous and k not in results]
+        results = {**{k: previous[k] for k in kept}, **results}
+        results["merged"] = f"sections {kept} from the run of {previous['date']} ({previous['command']})"
     results["total_s"] = round(time.perf_counter() - started, 1)
 
     from bench.report import render
