@@ -74,6 +74,7 @@ def _measure(backend: Any) -> dict[str, Any]:
     from mnemo.models.records import RateLimits
     from mnemo.service import admin
     from mnemo.service.core import Service
+
     from tests.support.aws_stack import RequestCounter
 
     counter = RequestCounter(backend)
@@ -122,8 +123,8 @@ def run() -> dict[str, Any]:
         return {"status": "not run", "reason": reason}
     from mnemo.backends.aws import AwsBackend, Tables, create_tables
     from mnemo.backends.aws.backend import dynamodb_client
-    from tests.support.aws_stack import aws_settings, moto_server
 
+    from tests.support.aws_stack import aws_settings, moto_server
     from tests.support.opensearch_node import OpenSearchNode, fetch
 
     for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
