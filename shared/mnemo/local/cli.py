@@ -20,6 +20,7 @@ def _local_environment(backend: str | None, data_dir: str | None) -> None:
     # Outside Lambda: no X-Ray daemon, and metrics would only print EMF blobs to the console.
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Mnemo")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 

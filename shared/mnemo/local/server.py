@@ -98,12 +98,19 @@ def build_event(
 
 
 class LocalGateway:
-    """Routes and invokes; independent of the socket server so tests can drive it directly."""
+    """Routes and invokes; independent of the socket server so tests can drive it directly.
+
+    Connections are served on many threads, but handlers run one invocation at a time, as in a
+    Lambda instance: Powertools' resolver keeps the current event on the app object, and its
+    Logger and Metrics keep per-invocation state on objects that every function module shares,
+    so two concurrent invocations in one process could see each other's event or keys.
+    """
 
     def __init__(self, routes: list[Route] | None = None) -> None:
         self.routes = routes if routes is not None else http_routes()
         self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
         self._lock = threading.Lock()
+        self._invocation = threading.Lock()
 
     def handler_for(self, route: Route) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
         with self._lock:
@@ -131,8 +138,10 @@ class LocalGateway:
             return _spec_error(404, "not_found", "no such route")
         route, params = found
         event = build_event(route, params, method, target, headers, body, source_ip)
+        handler = self.handler_for(route)
         try:
-            result = self.handler_for(route)(event, LocalContext(route.function))
+            with self._invocation:
+                result = handler(event, LocalContext(route.function))
         except Exception:  # the Lambda runtime would answer 502; we keep SPEC's shape
             log.exception("handler %s crashed", route.function)
             return _spec_error(500, "internal", "internal error")

@@ -1,0 +1,44 @@
+"""The local gateway runs one handler invocation at a time, as a Lambda instance does."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from mnemo.local.server import LocalGateway
+from mnemo.local.template import http_routes
+
+
+def test_handler_invocations_never_overlap_even_across_functions():
+    gateway = LocalGateway()
+    running = 0
+    most = 0
+    guard = threading.Lock()
+
+    def handler(event, context):
+        nonlocal running, most
+        with guard:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.005)
+        with guard:
+            running -= 1
+        return {"statusCode": 200, "body": "{}"}
+
+    for route in http_routes():
+        gateway._handlers[route.function] = handler
+    targets = ["/v1/tools/memory_add", "/v1/tools/memory_search", "/mcp", "/healthz"]
+    threads = [
+        threading.Thread(
+            target=gateway.dispatch,
+            args=("GET" if target == "/healthz" else "POST", target, {}, b"{}"),
+        )
+        for target in targets * 5
+    ]
+
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert most == 1
