@@ -73,6 +73,14 @@ class RateDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordPage:
+    """One page of a project's records, in id order; ``cursor`` is None on the last page."""
+
+    records: list[MemoryRecord]
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class IdempotentResult:
     fingerprint: str
     response: dict[str, object] = field(default_factory=dict)
@@ -94,7 +102,11 @@ class MemoryStore(Protocol):
         transaction); elsewhere a no-op, the record store being the commit point."""
         ...
 
-    def create(self, record: MemoryRecord) -> None: ...
+    def create(self, record: MemoryRecord) -> None:
+        """Store ``record`` exactly as given (id, version, timestamps: a restore keeps them).
+        Raises VersionConflict when its project already holds a record with that id; ids are
+        unique inside a project, so a copy of a project may reuse its ids."""
+        ...
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         """The record, expired or not (the service hides expired ones)."""
@@ -110,6 +122,11 @@ class MemoryStore(Protocol):
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
         """Newest ``updated_at`` first, filtered; never a full scan of other tenants."""
+        ...
+
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> RecordPage:
+        """Every stored record of the project, expired or not, ``limit`` at a time in id order;
+        pass the returned cursor back for the next page. For export; never crosses projects."""
         ...
 
     def mark_for_repair(self, record: MemoryRecord) -> None:

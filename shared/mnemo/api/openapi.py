@@ -5,12 +5,14 @@ that turn OpenAPI operations into tools."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
 from mnemo import __version__
 from mnemo.models.tools import ErrorBody
+from mnemo.service.admin_ops import ADMIN_OPERATIONS
 from mnemo.service.tools import TOOLS
 
 _ERRORS = {
@@ -25,12 +27,24 @@ _ERRORS = {
     "500": "Anything else (`internal`).",
 }
 
+#: what an admin operation can answer besides success
+_ADMIN_ERRORS = {
+    **{status: _ERRORS[status] for status in ("400", "401", "429", "503", "500")},
+    "403": "The key lacks the `admin` scope (`forbidden`).",
+    "404": "No such key or project in this workspace (`not_found`).",
+    "409": "A project with that slug exists in the workspace (`conflict`).",
+}
+
 
 def build_openapi(server_url: str | None = None) -> dict[str, Any]:
     models: list[tuple[type, Any]] = [(ErrorBody, "serialization")]
     for tool in TOOLS.values():
         models.append((tool.args_model, "validation"))
         models.append((tool.result_model, "serialization"))
+    for op in ADMIN_OPERATIONS.values():
+        if op.args_model is not None:
+            models.append((op.args_model, "validation"))
+        models.append((op.result_model, "serialization"))
     refs, top = models_json_schema(models, ref_template="#/components/schemas/{model}")
     schemas: dict[str, Any] = top.get("$defs", {})
     error_ref = refs[(ErrorBody, "serialization")]
@@ -77,6 +91,35 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
             },
         ]
         paths[f"/v1/tools/{tool.name}"] = {"post": operation}
+    for op in ADMIN_OPERATIONS.values():
+        responses = {
+            str(op.status): {
+                "description": "Success.",
+                "content": {"application/json": {"schema": refs[(op.result_model, "serialization")]}},
+            }
+        }
+        for status, text in _ADMIN_ERRORS.items():
+            responses[status] = {"description": text, "content": {"application/json": {"schema": error_ref}}}
+        operation = {
+            "operationId": op.name,
+            "summary": op.title,
+            "description": op.description + " Needs a key with the `admin` scope; acts on that key's workspace.",
+            "tags": ["admin"],
+            "responses": responses,
+            "x-mnemo-rate-class": op.rate_class,
+        }
+        params = re.findall(r"\{(\w+)\}", op.path)
+        if params:
+            operation["parameters"] = [
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+                for name in params
+            ]
+        if op.args_model is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": refs[(op.args_model, "validation")]}},
+            }
+        paths.setdefault(op.path, {})[op.method.lower()] = operation
     paths["/healthz"] = {
         "get": {
             "operationId": "healthz",

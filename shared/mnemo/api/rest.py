@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import time
 from collections.abc import Collection
 from typing import Any
@@ -21,6 +22,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mnemo import runtime
 from mnemo.api.errors import as_mnemo_error
 from mnemo.errors import ContentTooLarge, InvalidRequest, MnemoError, NotFound
+from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminOperation
 from mnemo.service.core import rate_headers
 
 logger = Logger(service="mnemo", child=True)
@@ -82,9 +84,31 @@ def request_body(event: Any, max_bytes: int) -> Any:
         raise InvalidRequest(f"the body is not valid JSON: {exc.__class__.__name__}") from None
 
 
-def build_app(rate_classes: Collection[str] | None = None, *, meta: bool = False) -> APIGatewayHttpResolver:
+def _add_admin_route(app: APIGatewayHttpResolver, op: AdminOperation) -> None:
+    """One admin operation as a route: authenticate, then ``Service.invoke_admin``."""
+
+    def handle(**params: str) -> Response:
+        event = app.current_event
+        svc = runtime.service()
+        caller = svc.authenticate(event.headers.get("authorization"))
+        arguments = request_body(event.raw_event, runtime.settings().max_body_bytes) if op.args_model else None
+        invocation = svc.invoke_admin(op.name, caller, arguments, params)
+        logger.info(
+            "admin call", extra={"operation": op.name, "workspace_id": caller.workspace_id, "key_id": caller.key_id}
+        )
+        return json_response(
+            invocation.status, invocation.result.model_dump(mode="json"), rate_headers(invocation.rate)
+        )
+
+    route = re.sub(r"\{(\w+)\}", r"<\1>", op.path)
+    app.route(route, op.method)(handle)
+
+
+def build_app(
+    rate_classes: Collection[str] | None = None, *, meta: bool = False, admin: bool = False
+) -> APIGatewayHttpResolver:
     """A resolver serving the tools of ``rate_classes`` (None: every tool); ``meta`` adds
-    ``GET /openapi.json`` and ``GET /healthz``."""
+    ``GET /openapi.json`` and ``GET /healthz``; ``admin`` the ``/v1/admin`` operations."""
     app = APIGatewayHttpResolver()
 
     @app.post("/v1/tools/<name>")
@@ -122,6 +146,10 @@ def build_app(rate_classes: Collection[str] | None = None, *, meta: bool = False
             body=invocation.result.model_dump_json(),
             headers=rate_headers(invocation.rate),
         )
+
+    if admin:
+        for op in ADMIN_OPERATIONS.values():
+            _add_admin_route(app, op)
 
     if meta:
 

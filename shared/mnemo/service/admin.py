@@ -1,4 +1,8 @@
-"""Workspace, project and key administration (used by the CLI, bootstrap and admin tools)."""
+"""Workspace, project, key and rate-limit administration.
+
+Plain functions over the ports, each acting inside one workspace named by the caller: the CLI
+(an operator with direct access to the backend) calls them with any workspace; the HTTP admin
+routes (``service.admin_ops``) only ever with the calling key's own workspace."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from dataclasses import dataclass
 from mnemo.errors import Conflict, InvalidRequest, NotFound
 from mnemo.ids import new_id
 from mnemo.models.common import utc_now
-from mnemo.models.records import ApiKey, Project, Workspace
+from mnemo.models.records import ApiKey, Project, RateLimits, Workspace
 from mnemo.ports import Ports, VersionConflict
 from mnemo.service import keys
 from mnemo.service.context import ADMIN, ALL_SCOPES
@@ -80,8 +84,61 @@ def create_key(
         secret_hash=keys.hash_secret(plain, salt),
         created_at=utc_now(),
     )
-    ports.tenants.create_key(key)
+    try:
+        ports.tenants.create_key(key)
+    except VersionConflict:
+        # the id derives from the secret: only a re-used plain key (e.g. MNEMO_BOOTSTRAP_KEY) gets here
+        raise Conflict("this key is already registered") from None
     return NewKey(key, plain)
+
+
+def workspace(ports: Ports, workspace_id: str) -> Workspace:
+    found = ports.tenants.get_workspace(workspace_id)
+    if found is None:
+        raise NotFound(f"no workspace {workspace_id!r}")
+    return found
+
+
+def project(ports: Ports, workspace_id: str, ref: str | None = None) -> Project:
+    """A project of the workspace by slug or id; ``None`` is the workspace's default project."""
+    ws = workspace(ports, workspace_id)
+    found = ports.tenants.get_project(workspace_id, ref or ws.default_project_id)
+    if found is None:
+        raise NotFound(f"no project {ref!r} in this workspace")
+    return found
+
+
+def list_keys(ports: Ports, workspace_id: str) -> list[ApiKey]:
+    workspace(ports, workspace_id)
+    return ports.tenants.list_keys(workspace_id)
+
+
+def revoke_key(ports: Ports, workspace_id: str, key_id: str) -> ApiKey:
+    """Revoke a key of this workspace; it is refused from its very next call (keys are read on
+    every call, never cached). Revoking a revoked key changes nothing. Another workspace's key
+    is ``NotFound``, exactly like a key that does not exist."""
+    if not ports.tenants.revoke_key(workspace_id, key_id):
+        raise NotFound(f"no key {key_id!r} in this workspace")
+    key = ports.tenants.get_key(key_id)
+    if key is None or key.workspace_id != workspace_id:  # pragma: no cover - revoked keys are kept
+        raise NotFound(f"no key {key_id!r} in this workspace")
+    return key
+
+
+def effective_limits(ports: Ports, workspace_id: str, defaults: RateLimits) -> tuple[RateLimits, bool]:
+    """The workspace's rate-limit figures, and whether they are its own (else the defaults)."""
+    limits = workspace(ports, workspace_id).limits
+    return (limits, True) if limits is not None else (defaults, False)
+
+
+def set_limits(ports: Ports, workspace_id: str, limits: RateLimits | None) -> None:
+    """Give the workspace its own figures (``None``: back to the deployment's defaults). The
+    next call is admitted against them: the service reads them on every call."""
+    workspace(ports, workspace_id)
+    try:
+        ports.tenants.set_limits(workspace_id, limits)
+    except VersionConflict:
+        raise NotFound(f"no workspace {workspace_id!r}") from None
 
 
 def bootstrap(ports: Ports, *, plain_key: str | None = None) -> NewKey | None:

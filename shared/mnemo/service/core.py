@@ -15,8 +15,9 @@ from pydantic import BaseModel, ValidationError
 from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
 from mnemo.models.common import utc_now
 from mnemo.models.records import Project, RateLimits
-from mnemo.ports import Ports, RateDecision
+from mnemo.ports import Ports, RateClass, RateDecision
 from mnemo.service import keys
+from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminContext
 from mnemo.service.context import CallContext, Caller
 from mnemo.service.tools import TOOLS, Tool
 
@@ -25,6 +26,13 @@ from mnemo.service.tools import TOOLS, Tool
 class Invocation:
     result: BaseModel
     rate: RateDecision
+
+
+@dataclass(frozen=True, slots=True)
+class AdminInvocation:
+    result: BaseModel
+    rate: RateDecision
+    status: int = 200
 
 
 def rate_headers(decision: RateDecision) -> dict[str, str]:
@@ -112,7 +120,7 @@ class Service:
         tool = self.tool(name)
         if not caller.may(tool.scopes):
             raise Forbidden(f"this key lacks the scope for {name} (needs one of {sorted(tool.scopes)})")
-        decision = self._admit(caller.workspace_id, tool)
+        decision = self.admit(caller.workspace_id, tool.rate_class)
         if not isinstance(arguments, Mapping):
             raise InvalidRequest("arguments must be a JSON object")
         try:
@@ -123,14 +131,38 @@ class Service:
         ctx = CallContext(self.ports, caller, project, now or utc_now(), idempotency_key)
         return Invocation(tool.run(ctx, args), decision)
 
-    def _admit(self, workspace_id: str, tool: Tool) -> RateDecision:
+    def invoke_admin(
+        self, name: str, caller: Caller, arguments: Mapping[str, Any] | Any, params: Mapping[str, str] | None = None
+    ) -> AdminInvocation:
+        """An admin operation (``service.admin_ops``) on the caller's own workspace: the key needs
+        the ``admin`` scope; the call is rate-limited like a tool of the operation's class."""
+        op = ADMIN_OPERATIONS.get(name)
+        if op is None:
+            raise NotFound(f"no admin operation named {name!r}")
+        if not caller.is_admin:
+            raise Forbidden("this key lacks the admin scope")
+        decision = self.admit(caller.workspace_id, op.rate_class)
+        args = None
+        if op.args_model is not None:
+            if not isinstance(arguments, Mapping):
+                raise InvalidRequest("arguments must be a JSON object")
+            try:
+                args = op.args_model.model_validate(arguments)
+            except ValidationError as exc:
+                raise validation_error(exc) from None
+        ctx = AdminContext(self.ports, caller, self.default_limits, dict(params or {}))
+        return AdminInvocation(op.run(ctx, args), decision, op.status)
+
+    def admit(self, workspace_id: str, rate_class: RateClass) -> RateDecision:
+        """Take one call from the workspace's bucket of this class, or raise RateLimited. The
+        workspace's figures are read on every call, so a change applies to the next one."""
         workspace = self.ports.tenants.get_workspace(workspace_id)
         limits = (workspace.limits if workspace else None) or self.default_limits
-        limit = limits.search if tool.rate_class == "search" else limits.write
-        decision = self.ports.limiter.acquire(workspace_id, tool.rate_class, limit)
+        limit = limits.search if rate_class == "search" else limits.write
+        decision = self.ports.limiter.acquire(workspace_id, rate_class, limit)
         if not decision.allowed:
             raise RateLimited(
-                f"rate limit for {tool.rate_class} calls exceeded; retry in {decision.retry_after_s}s",
+                f"rate limit for {rate_class} calls exceeded; retry in {decision.retry_after_s}s",
                 retry_after=decision.retry_after_s,
                 headers=rate_headers(decision),
             )

@@ -31,6 +31,7 @@ from mnemo.ports import (
     MemoryFilter,
     RateClass,
     RateDecision,
+    RecordPage,
     Scope,
     VersionConflict,
 )
@@ -174,11 +175,14 @@ class SqliteMemoryStore:
 
     def create(self, record: MemoryRecord) -> None:
         with self.db.write() as conn:
-            conn.execute(
-                "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, tags,"
-                " expires_at, updated_at, version, body) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                _row_values(record),
-            )
+            try:
+                conn.execute(
+                    "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, tags,"
+                    " expires_at, updated_at, version, body) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    _row_values(record),
+                )
+            except sqlite3.IntegrityError:
+                raise VersionConflict(record.id) from None
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         row = (
@@ -227,9 +231,25 @@ class SqliteMemoryStore:
         )
         return [_record(r) for r in rows]
 
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> RecordPage:
+        rows = (
+            self.db.conn()
+            .execute(
+                "SELECT body, id FROM memories WHERE workspace_id = ? AND project_id = ? AND id > ?"
+                " ORDER BY id LIMIT ?",
+                (scope.workspace_id, scope.project_id, cursor or "", limit + 1),
+            )
+            .fetchall()
+        )
+        more = len(rows) > limit
+        records = [_record(r) for r in rows[:limit]]
+        return RecordPage(records, records[-1].id if more else None)
+
     def mark_for_repair(self, record: MemoryRecord) -> None:
         with self.db.write() as conn:
-            conn.execute("UPDATE memories SET needs_repair = 1 WHERE id = ?", (record.id,))
+            conn.execute(
+                "UPDATE memories SET needs_repair = 1 WHERE id = ? AND project_id = ?", (record.id, record.project_id)
+            )
 
 
 def _row_values(record: MemoryRecord) -> tuple[Any, ...]:
@@ -256,7 +276,9 @@ class SqliteSearchIndex:
 
     def upsert(self, record: MemoryRecord) -> None:
         with self.db.write() as conn:
-            row = conn.execute("SELECT seq, version FROM memories WHERE id = ?", (record.id,)).fetchone()
+            row = conn.execute(
+                "SELECT seq, version FROM memories WHERE id = ? AND project_id = ?", (record.id, record.project_id)
+            ).fetchone()
             if row is None or row["version"] > record.version:
                 return  # deleted meanwhile, or a newer version is already stored and indexed
             conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["seq"],))

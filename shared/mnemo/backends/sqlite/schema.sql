@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
 CREATE INDEX IF NOT EXISTS api_keys_workspace ON api_keys (workspace_id);
 CREATE TABLE IF NOT EXISTS memories (
     seq          INTEGER PRIMARY KEY,           -- also the rowid of the memory's FTS row
-    id           TEXT NOT NULL UNIQUE,
+    id           TEXT NOT NULL,                 -- unique inside its project (a copied project keeps ids)
     workspace_id TEXT NOT NULL,
     project_id   TEXT NOT NULL,
     kind_fold    TEXT NOT NULL,                 -- '' when the memory has no kind
@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS memories (
     updated_at   TEXT NOT NULL,
     version      INTEGER NOT NULL,
     needs_repair INTEGER NOT NULL DEFAULT 0,
-    body         TEXT NOT NULL
+    body         TEXT NOT NULL,
+    UNIQUE (project_id, id)
 );
 CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at DESC);
 CREATE INDEX IF NOT EXISTS memories_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;

@@ -1,0 +1,18 @@
+"""Workspace administration under ``/v1/admin`` (keys, projects, limits): ``admin`` keys only."""
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mnemo.api.rest import build_app
+
+logger = Logger(service="mnemo")
+tracer = Tracer(service="mnemo")
+metrics = Metrics(namespace="Mnemo", service="mnemo")
+app = build_app(rate_classes=(), admin=True)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)

@@ -1,0 +1,172 @@
+"""Administration models: what the admin routes and the CLI accept and show (SPEC §1, §5).
+
+A key is only ever shown as :class:`KeyInfo` (no salt, no hash); its plain secret appears once,
+in :class:`CreatedKey`, and is never stored."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from mnemo.models.common import (
+    Content,
+    Kind,
+    MemoryId,
+    Path,
+    ProjectRefArg,
+    Source,
+    Tags,
+    TeamId,
+    Timestamp,
+    _no_controls,
+)
+from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
+
+ScopeName = Literal["memory:read", "memory:write", "memory:delete", "admin"]
+Slug = Annotated[
+    str,
+    Field(
+        pattern=r"^[a-z0-9][a-z0-9-]{0,62}$",
+        description="1-63 characters of a-z, 0-9 and '-', starting with a letter or digit.",
+    ),
+]
+Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---- keys -----------------------------------------------------------------------------------
+
+
+class KeyInfo(BaseModel):
+    """A key as administrators see it: never its secret, salt or hash."""
+
+    id: str
+    label: str
+    scopes: list[str]
+    default_project_id: str | None = None
+    team_ids: list[str] = Field(default_factory=list)
+    revoked: bool = False
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, key: ApiKey) -> KeyInfo:
+        return cls(
+            id=key.id,
+            label=key.label,
+            scopes=list(key.scopes),
+            default_project_id=key.default_project_id,
+            team_ids=list(key.team_ids),
+            revoked=key.revoked,
+            created_at=key.created_at,
+        )
+
+
+class CreateKeyArgs(_Args):
+    label: Label = Field(description="Who uses the key; also the default `source` of its memories.")
+    scopes: Annotated[list[ScopeName], Field(min_length=1, max_length=4)]
+    default_project: ProjectRefArg | None = Field(
+        default=None, description="Slug or id of the project used when a call names none (SPEC §1)."
+    )
+    team_ids: Annotated[list[TeamId], Field(max_length=50)] = Field(
+        default_factory=list, description="Teams whose memories the key may see and change."
+    )
+
+
+class CreatedKey(BaseModel):
+    key: KeyInfo
+    secret: str = Field(description="The plain key, shown this once: Mnemo keeps only a salted hash of it.")
+
+
+class KeyResult(BaseModel):
+    key: KeyInfo
+
+
+class KeyList(BaseModel):
+    keys: list[KeyInfo]
+
+
+# ---- projects -------------------------------------------------------------------------------
+
+
+class ProjectInfo(BaseModel):
+    id: str
+    slug: str
+    name: str
+    default: bool = Field(description="True for the workspace's default project.")
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, project: Project, workspace: Workspace | None) -> ProjectInfo:
+        return cls(
+            id=project.id,
+            slug=project.slug,
+            name=project.name,
+            default=workspace is not None and workspace.default_project_id == project.id,
+            created_at=project.created_at,
+        )
+
+
+class CreateProjectArgs(_Args):
+    slug: Slug
+    name: Label | None = Field(default=None, description="A display name; defaults to the slug.")
+
+
+class ProjectResult(BaseModel):
+    project: ProjectInfo
+
+
+class ProjectList(BaseModel):
+    projects: list[ProjectInfo]
+
+
+# ---- workspaces and limits ------------------------------------------------------------------
+
+
+class LimitsInfo(BaseModel):
+    workspace_id: str
+    search: int = Field(description="Read calls a minute (bucket size).")
+    write: int = Field(description="Write calls a minute (bucket size).")
+    custom: bool = Field(description="False when the deployment's defaults apply.")
+
+
+class WorkspaceInfo(BaseModel):
+    id: str
+    name: str
+    default_project_id: str
+    limits: RateLimits | None = None
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, workspace: Workspace) -> WorkspaceInfo:
+        return cls.model_validate(workspace.model_dump())
+
+
+# ---- export / import ------------------------------------------------------------------------
+
+
+class ExportedMemory(BaseModel):
+    """One line of an export file: a stored record with every field, checked on import as
+    strictly as a new memory (unknown fields are an error, so nothing is dropped silently)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: MemoryId
+    workspace_id: Annotated[str, Field(min_length=1, max_length=64)]
+    project_id: Annotated[str, Field(min_length=1, max_length=64)]
+    content: Content
+    kind: Kind | None = None
+    tags: Tags = Field(default_factory=list)
+    path: Path | None = None
+    team_id: TeamId | None = None
+    source: Source
+    expires_at: Timestamp | None = None
+    version: Annotated[int, Field(ge=1)]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    def record(self) -> MemoryRecord:
+        return MemoryRecord.model_validate(self.model_dump())

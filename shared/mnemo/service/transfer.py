@@ -1,0 +1,131 @@
+"""Export and import of a project's memories: a lossless copy keeping ids, versions and
+timestamps (SPEC §6 CLI). The CLI turns records into JSON lines and back; this module decides
+what may be imported where.
+
+Import checks everything before it writes anything: every line must be a valid record, no id
+may appear twice, the records must come from the target's workspace (unless the operator says
+otherwise), and -- unless told to skip them -- no id may already exist in the target project.
+Ids are unique inside a project, so a project can be copied within one store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from aws_lambda_powertools import Logger
+
+from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
+from mnemo.models.common import utc_now
+from mnemo.models.records import MemoryRecord, Project
+from mnemo.ports import Ports, Scope, VersionConflict
+
+logger = Logger(service="mnemo", child=True)
+
+OnExisting = Literal["fail", "skip"]
+PAGE = 200
+
+
+def export_project(
+    ports: Ports, project: Project, *, now: datetime | None = None, include_expired: bool = False
+) -> Iterator[MemoryRecord]:
+    """Every record of the project in id order, page by page. Expired records are gone for
+    every read (SPEC §2), so they are left out unless ``include_expired``."""
+    now = now or utc_now()
+    scope = Scope(project.workspace_id, project.id)
+    cursor: str | None = None
+    while True:
+        page = ports.store.scan_project(scope, cursor=cursor, limit=PAGE)
+        for record in page.records:
+            if include_expired or not record.expired(now):
+                yield record
+        if page.cursor is None:
+            return
+        cursor = page.cursor
+
+
+@dataclass
+class ImportReport:
+    project: Project
+    imported: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def check_import(
+    ports: Ports,
+    target: Project,
+    records: Iterable[MemoryRecord],
+    *,
+    force_workspace: bool = False,
+    on_existing: OnExisting = "fail",
+) -> list[str]:
+    """Raise when the records cannot be imported as asked; return the ids to skip."""
+    seen: set[str] = set()
+    foreign: set[str] = set()
+    existing: list[str] = []
+    scope = Scope(target.workspace_id, target.id)
+    for record in records:
+        if record.id in seen:
+            raise InvalidRequest(f"memory {record.id} appears twice in the input")
+        seen.add(record.id)
+        if record.workspace_id != target.workspace_id:
+            foreign.add(record.workspace_id)
+        if ports.store.get(scope, record.id) is not None:
+            existing.append(record.id)
+    if foreign and not force_workspace:
+        raise InvalidRequest(
+            f"the records come from workspace {', '.join(sorted(foreign))}, not {target.workspace_id} "
+            "(the target project's); pass --force-workspace to import them there anyway"
+        )
+    if existing and on_existing == "fail":
+        shown = ", ".join(existing[:5]) + (" …" if len(existing) > 5 else "")
+        raise Conflict(
+            f"{len(existing)} of these memories already exist in project {target.slug!r} ({shown}); "
+            "nothing was imported. Pass --on-existing skip to import the others."
+        )
+    return existing
+
+
+def import_records(
+    ports: Ports,
+    target: Project,
+    source: Callable[[], Iterable[MemoryRecord]],
+    *,
+    force_workspace: bool = False,
+    on_existing: OnExisting = "fail",
+) -> ImportReport:
+    """Check the whole input (``source()``), then write each record as it is into ``target``
+    and index it. ``source`` is called twice, so the input is read once to check, once to write."""
+    skip = set(check_import(ports, target, source(), force_workspace=force_workspace, on_existing=on_existing))
+    report = ImportReport(target)
+    for record in source():
+        if record.id in skip:
+            report.skipped.append(record.id)
+            continue
+        moved = record.model_copy(update={"workspace_id": target.workspace_id, "project_id": target.id})
+        try:
+            restore(ports, moved)
+        except VersionConflict:
+            if on_existing == "skip":  # written meanwhile by someone else
+                report.skipped.append(record.id)
+                continue
+            raise Conflict(
+                f"memory {record.id} appeared in project {target.slug!r} during the import; "
+                f"{len(report.imported)} were imported before it"
+            ) from None
+        report.imported.append(record.id)
+    return report
+
+
+def restore(ports: Ports, record: MemoryRecord) -> None:
+    """Store a record exactly as it is (VersionConflict when its id exists in its project) and
+    index it; when the index is unreachable the record is marked for repair, like any write."""
+    with ports.store.unit_of_work():
+        ports.store.create(record)
+        try:
+            ports.index.upsert(record)
+        except IndexUnavailable:
+            logger.warning("index write failed; marked for repair", extra={"memory_id": record.id})
+            ports.store.mark_for_repair(record)
