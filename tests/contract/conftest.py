@@ -68,8 +68,12 @@ class Tenant:
     admin: Caller
 
     def key(self, scopes: list[str], **kwargs: Any) -> Caller:
-        new = admin.create_key(self.svc.ports, self.workspace_id, label="k", scopes=scopes, **kwargs)
-        return self.svc.authenticate(f"Bearer {new.plain}")
+        return self.svc.authenticate(f"Bearer {self.secret(scopes, **kwargs)}")
+
+    def secret(self, scopes: list[str], **kwargs: Any) -> str:
+        """A new key's plain secret, for tests that authenticate on every call."""
+        kwargs.setdefault("label", "k")
+        return admin.create_key(self.svc.ports, self.workspace_id, scopes=scopes, **kwargs).plain
 
     def call(self, tool: str, caller: Caller | None = None, **arguments: Any) -> Any:
         headers = {k: arguments.pop(k) for k in ("project_header", "idempotency_key") if k in arguments}
