@@ -23,6 +23,8 @@ EXPECTED = {
     "unknown_tool.json": 404,
     "search_memory_bad_pattern.json": 400,
     "forget_unknown.json": 404,
+    "admin_key_create.json": 201,
+    "admin_key_revoke_unknown.json": 404,
 }
 
 

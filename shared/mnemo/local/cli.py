@@ -136,8 +136,12 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def _service(args: argparse.Namespace) -> Service:
     _local_environment(args.backend, args.data_dir)
     from mnemo import runtime
+    from mnemo.errors import Unavailable
 
-    return runtime.service()
+    try:
+        return runtime.service()
+    except (OSError, sqlite3.Error) as exc:
+        raise Unavailable(f"cannot open the {runtime.settings().backend} store: {exc}") from None
 
 
 def _workspace_id(svc: Service, args: argparse.Namespace) -> str:

@@ -1,0 +1,74 @@
+"""Key administration over HTTP (``/v1/admin``) against the real ``mnemo serve``."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from tests.e2e.conftest import RunningServer
+from tests.e2e.test_local_server import call
+
+
+def admin_call(
+    server: RunningServer, method: str, path: str, body: object = None, *, key: str | None = None
+) -> tuple[int, dict[str, str], dict]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{server.url}{path}", data=data, method=method)
+    request.add_header("Authorization", f"Bearer {key or server.key}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, dict(reply.headers), json.loads(reply.read())
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read())
+
+
+def test_an_admin_key_creates_lists_and_revokes_keys_over_http(server):
+    status, headers, created = admin_call(
+        server, "POST", "/v1/admin/keys", {"label": "ci-bot", "scopes": ["memory:read", "memory:write"]}
+    )
+    assert status == 201, created
+    assert "RateLimit" in headers
+    secret, key_id = created["secret"], created["key"]["id"]
+    assert call(server, "memory_add", {"content": "written by the new key"}, key=secret)[0] == 200
+
+    status, _, listed = admin_call(server, "GET", "/v1/admin/keys")
+    assert status == 200
+    assert key_id in {k["id"] for k in listed["keys"]}
+    assert secret not in json.dumps(listed) and server.key not in json.dumps(listed)
+
+    status, _, revoked = admin_call(server, "POST", f"/v1/admin/keys/{key_id}/revoke")
+    assert (status, revoked["key"]["revoked"]) == (200, True)
+
+    status, headers, refused = call(server, "memory_search", {}, key=secret)
+    assert (status, refused["code"]) == (401, "unauthorized")
+    assert headers.get("WWW-Authenticate", "").startswith("Bearer")
+
+
+def test_admin_routes_refuse_non_admin_keys_and_bad_bodies(server):
+    _, _, reader = admin_call(server, "POST", "/v1/admin/keys", {"label": "reader", "scopes": ["memory:read"]})
+
+    status, _, body = admin_call(server, "GET", "/v1/admin/keys", key=reader["secret"])
+    assert (status, body["code"]) == (403, "forbidden")
+    status, _, body = admin_call(server, "POST", "/v1/admin/keys", {"label": "x", "scopes": ["root"]})
+    assert (status, body["code"]) == (400, "invalid_request")
+    status, _, body = admin_call(server, "POST", "/v1/admin/keys/key_nope/revoke")
+    assert (status, body["code"]) == (404, "not_found")
+    status, _, body = admin_call(server, "GET", "/v1/admin/keys", key="mnemo_unknown-key-0123456789")
+    assert (status, body["code"]) == (401, "unauthorized")
+
+
+def test_projects_and_limits_over_http_and_in_the_openapi_document(server):
+    status, _, created = admin_call(server, "POST", "/v1/admin/projects", {"slug": "http-docs"})
+    assert (status, created["project"]["slug"]) == (201, "http-docs")
+    _, _, listed = admin_call(server, "GET", "/v1/admin/projects")
+    assert "http-docs" in {p["slug"] for p in listed["projects"]}
+    _, _, limits = admin_call(server, "GET", "/v1/admin/limits")
+    assert (limits["search"], limits["write"]) == (120, 60)
+
+    with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=10) as reply:
+        doc = json.loads(reply.read())
+    assert set(doc["paths"]["/v1/admin/keys"]) == {"get", "post"}
+    assert "post" in doc["paths"]["/v1/admin/keys/{key_id}/revoke"]

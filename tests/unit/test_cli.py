@@ -1,0 +1,127 @@
+"""The CLI's messages and exit codes, run in-process (``mnemo.local.cli.main``) for speed;
+tests/e2e/test_cli.py runs it as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mnemo import runtime
+from mnemo.local import cli
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator:
+    monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MNEMO_WORKSPACE", raising=False)
+    monkeypatch.delenv("MNEMO_BACKEND", raising=False)
+    for name in ("POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL"):
+        # the CLI sets these for its process; restore them after the test
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+        if not os.environ[name]:
+            monkeypatch.delenv(name)
+    runtime.use(None)
+
+    def invoke(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+        if stdin is not None:
+            import io
+
+            monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exit_:  # argparse
+            code = int(exit_.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    yield invoke
+    if runtime._service is not None:
+        runtime._service.ports.close()
+    runtime.use(None)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "code", "needle"),
+    [
+        (["bogus"], None, 2, "invalid choice"),
+        (["key", "create", "--label", "x"], None, 2, "--scope"),
+        (["limits", "set"], None, 2, "--search"),
+        (["limits", "set", "--default", "--write", "3"], None, 2, "--default"),
+        (["key", "revoke", "key_0000"], None, 1, "no key"),
+        (["key", "create", "--label", "x", "--scope", "root"], None, 1, "scopes"),
+        (["key", "create", "--label", "x", "--scope", "admin", "--project", "nope"], None, 1, "no project"),
+        (["limits", "set", "--write", "0"], None, 1, "write"),
+        (["import"], "{not json\n", 1, "input line 1"),
+        (["import"], '{"id": "mem_01ARZ3NDEKTSV4RRFFQ69G5FAV"}\n', 1, "input line 1"),
+        (["import", "-i", "/nonexistent/file.jsonl"], None, 1, "/nonexistent/file.jsonl"),
+        (["project", "create", "Bad Slug"], None, 1, "slug"),
+        (["project", "create", "default"], None, 1, "exists"),
+        (["export", "--project", "nope"], None, 1, "no project"),
+        (["workspace", "create", "x", "--project-slug", "Bad"], None, 2, "--project-slug"),
+    ],
+)
+def test_errors_have_a_clear_message_and_exit_code(run, args, stdin, code, needle):
+    assert run("workspace", "create", "acme")[0] == 0
+
+    status, out, err = run(*args, stdin=stdin)
+
+    assert status == code, err
+    assert needle in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_json_errors_go_to_stderr_as_message_and_code(run):
+    status, out, err = run("key", "list", "--json")
+
+    assert status == 1 and out == ""
+    assert json.loads(err) == {
+        "message": "the store has no workspace yet: run `mnemo workspace create NAME` (or `mnemo serve`)",
+        "code": "not_found",
+    }
+
+
+def test_several_workspaces_need_an_explicit_workspace(run, monkeypatch):
+    run("workspace", "create", "one")
+    _, out, _ = run("--json", "workspace", "create", "two")
+    second = json.loads(out)["workspace"]["id"]
+
+    status, _, err = run("project", "list")
+    assert status == 2 and "--workspace" in err
+
+    assert run("project", "list", "-w", second)[0] == 0
+    monkeypatch.setenv("MNEMO_WORKSPACE", second)
+    status, out, _ = run("project", "list", "--json")
+    assert status == 0 and json.loads(out)["workspace_id"] == second
+
+
+def test_flags_work_before_and_after_the_command(run, tmp_path):
+    other = tmp_path / "other"
+    status, out, _ = run("workspace", "create", "acme", "--json", "--data-dir", str(other))
+
+    assert status == 0 and json.loads(out)["workspace"]["name"] == "acme"
+    assert (other / "mnemo.db").exists()
+
+
+def test_limits_set_one_figure_keeps_the_other_and_default_resets(run):
+    run("workspace", "create", "acme")
+
+    _, out, _ = run("limits", "set", "--write", "7", "--json")
+    assert (json.loads(out)["search"], json.loads(out)["write"], json.loads(out)["custom"]) == (120, 7, True)
+    _, out, _ = run("limits", "set", "--default", "--json")
+    assert json.loads(out)["custom"] is False
+    _, out, _ = run("limits", "show")
+    assert "search 120/min  write 60/min" in out
+
+
+def test_text_listings_are_tables(run):
+    run("workspace", "create", "acme")
+    run("project", "create", "docs")
+
+    _, out, _ = run("project", "list")
+
+    header, *rows = out.splitlines()
+    assert header.split() == ["ID", "SLUG", "NAME", "DEFAULT"]
+    assert [r.split()[1] for r in rows] == ["default", "docs"]
