@@ -428,3 +428,12 @@ def test_admin_operations_are_rate_limited_by_their_class(tenant):
     with pytest.raises(RateLimited):
         _admin(tenant, "admin_project_create", arguments={"slug": "two"})
     assert len(_admin(tenant, "admin_projects_list").projects) == 2
+
+
+@pytest.mark.parametrize(("name", "slug"), [("", "default"), ("x" * 129, "default"), ("a\nb", "default"), ("ok", "No")])
+def test_invalid_workspace_names_and_slugs_are_refused(svc, name, slug):
+    before = len(svc.ports.tenants.list_workspaces())
+
+    with pytest.raises(InvalidRequest):
+        admin.create_workspace(svc.ports, name, project_slug=slug)
+    assert len(svc.ports.tenants.list_workspaces()) == before

@@ -27,6 +27,10 @@ class NewKey:
 
 
 def create_workspace(ports: Ports, name: str, *, project_slug: str = "default") -> tuple[Workspace, Project]:
+    if not name.strip() or len(name) > 128 or any(ord(c) < 32 for c in name):
+        raise InvalidRequest("a workspace name is 1-128 characters with no control characters")
+    if not SLUG_RE.match(project_slug):
+        raise InvalidRequest("a slug is 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
     now = utc_now()
     workspace_id = new_id("ws")
     project = Project(id=new_id("prj"), workspace_id=workspace_id, slug=project_slug, name=project_slug, created_at=now)

@@ -1,0 +1,40 @@
+"""The /v1/admin routes through the AdminFunction handler: secrets never reach the logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mnemo.local.server import LocalContext
+
+from tests.conftest import EVENTS_KEY
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+
+
+def test_keys_and_secrets_never_reach_the_logs(wired_runtime, capfd):
+    from functions.admin.handler import lambda_handler
+
+    event = json.loads((EVENTS / "admin_key_create.json").read_text())
+    created = lambda_handler(event, LocalContext("AdminFunction"))
+    secret = json.loads(created["body"])["secret"]
+    event["headers"]["authorization"] = "Bearer mnemo_not-a-real-key-0123456789"
+    refused = lambda_handler(event, LocalContext("AdminFunction"))
+
+    logs = capfd.readouterr()
+    assert (created["statusCode"], refused["statusCode"]) == (201, 401)
+    assert "admin call" in logs.out + logs.err  # the handler does log
+    for secret_text in (secret, EVENTS_KEY, "not-a-real-key"):
+        assert secret_text not in logs.out + logs.err
+
+
+def test_a_key_created_over_http_is_listed_without_its_secret(wired_runtime):
+    from functions.admin.handler import lambda_handler
+
+    created = lambda_handler(json.loads((EVENTS / "admin_key_create.json").read_text()), LocalContext("AdminFunction"))
+    listed = lambda_handler(json.loads((EVENTS / "admin_keys_list.json").read_text()), LocalContext("AdminFunction"))
+
+    body = json.loads(created["body"])
+    assert body["key"] in json.loads(listed["body"])["keys"]
+    assert body["secret"] not in listed["body"]
+    assert "salt" not in listed["body"] and "secret_hash" not in listed["body"]
