@@ -38,3 +38,19 @@ def test_a_key_created_over_http_is_listed_without_its_secret(wired_runtime):
     assert body["key"] in json.loads(listed["body"])["keys"]
     assert body["secret"] not in listed["body"]
     assert "salt" not in listed["body"] and "secret_hash" not in listed["body"]
+
+
+def test_every_admin_operation_has_a_template_route_and_an_openapi_operation():
+    from mnemo.api.openapi import build_openapi
+    from mnemo.local.template import http_routes
+    from mnemo.service.admin_ops import ADMIN_OPERATIONS
+
+    routes = {(r.method, r.path): r.function for r in http_routes()}
+    doc = build_openapi()
+
+    for op in ADMIN_OPERATIONS.values():
+        assert routes.get((op.method, op.path)) == "AdminFunction", op.name
+        assert doc["paths"][op.path][op.method.lower()]["operationId"] == op.name
+    assert {path for (_, path), fn in routes.items() if fn == "AdminFunction"} == {
+        op.path for op in ADMIN_OPERATIONS.values()
+    }
