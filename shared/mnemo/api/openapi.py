@@ -27,6 +27,8 @@ _ERRORS = {
     "500": "Anything else (`internal`).",
 }
 
+_PATH_PARAMETERS = {"key_id": "The key's id (`key_…`), as listed by GET /v1/admin/keys; never the key itself."}
+
 #: what an admin operation can answer besides success
 _ADMIN_ERRORS = {
     **{status: _ERRORS[status] for status in ("400", "401", "429", "503", "500")},
@@ -111,7 +113,13 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
         params = re.findall(r"\{(\w+)\}", op.path)
         if params:
             operation["parameters"] = [
-                {"name": name, "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+                {
+                    "name": name,
+                    "in": "path",
+                    "required": True,
+                    "description": _PATH_PARAMETERS.get(name, name),
+                    "schema": {"type": "string", "maxLength": 64},
+                }
                 for name in params
             ]
         if op.args_model is not None:

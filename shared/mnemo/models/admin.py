@@ -67,7 +67,10 @@ class KeyInfo(BaseModel):
 
 class CreateKeyArgs(_Args):
     label: Label = Field(description="Who uses the key; also the default `source` of its memories.")
-    scopes: Annotated[list[ScopeName], Field(min_length=1, max_length=4)]
+    scopes: Annotated[list[ScopeName], Field(min_length=1, max_length=4)] = Field(
+        description="memory:read (read tools), memory:write (add, update, delete, forget), "
+        "memory:delete (delete and forget only), admin (everything, including /v1/admin)."
+    )
     default_project: ProjectRefArg | None = Field(
         default=None, description="Slug or id of the project used when a call names none (SPEC §1)."
     )
