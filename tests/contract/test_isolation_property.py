@@ -2,7 +2,7 @@
 of workspace B, whatever ids, project slugs or ids, X-Project headers, team_id filters or
 idempotency keys it sends, in any sequence of calls (SPEC §1). On every backend.
 
-Each example builds two fresh workspaces that look alike on purpose: both have a project with
+Each test builds two fresh workspaces that look alike on purpose: both have a project with
 the slug ``shared`` and memories of a team called ``red``, and B has used the idempotency key
 that A will try. A then runs a random sequence of calls of the tools registered at run time,
 with any of its keys. After every call:
@@ -10,8 +10,11 @@ with any of its keys. After every call:
 * a call that named one of B's projects (as argument, or as header with no argument) or one of
   B's memories failed, with 400, 403 or 404 only (never 409, which would hint it exists);
 * a successful answer holds none of B's memory ids, project ids or contents;
+* A's first use of an idempotency key that B holds is neither B's stored answer nor a 409;
 
-and at the end B's projects hold exactly the records they held before, found by the same searches.
+and after each sequence B's projects hold exactly the records they held before, found by the
+same searches. The workspaces are built once per test and shared by its examples (A's side
+drifts as sequences add, change and delete A's memories; B must not change at all).
 Budgets are small in ``make test`` (30 examples); set MNEMO_HYPOTHESIS_EXAMPLES for more.
 """
 
@@ -21,6 +24,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mnemo.errors import Forbidden, InvalidRequest, MnemoError, NotFound
@@ -65,6 +69,8 @@ class World:
     b_ids: set
     b_texts: list
     a_latest: list = field(default_factory=list)
+    before: object = None
+    b_answer: dict = field(default_factory=dict)
 
 
 def build_world(svc) -> World:
@@ -118,7 +124,10 @@ def build_world(svc) -> World:
     }
     b_projects = [b.project, b_shared, b_only]
     b_ids = {r.id for p in b_projects for r in transfer.export_project(ports, p)}
-    return World(a, b, keys, memory_ids, projects, b_projects, b_ids, b_texts)
+    world = World(a, b, keys, memory_ids, projects, b_projects, b_ids, b_texts)
+    world.before = b_state(world)
+    world.b_answer = b.call("memory_get", id=memory_ids["b_plain"]).model_dump(mode="json")
+    return world
 
 
 def b_state(world: World):
@@ -148,16 +157,31 @@ operations = st.lists(
 )
 
 
+@pytest.fixture
+def world(svc) -> World:
+    """Built once per test, shared by its examples: B must never change, so what B holds
+    before the first example is what it must hold after each one; A's side may drift."""
+    return build_world(svc)
+
+
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(ops=operations)
-def test_a_key_of_one_workspace_never_reaches_another(svc, ops):
-    world = build_world(svc)
-    before = b_state(world)
+def test_a_key_of_one_workspace_never_reaches_another(world, ops):
+    before = world.before
+    world.a_latest.clear()
     leaks = [*world.b_ids, *(p.id for p in world.b_projects), *world.b_texts]
+    # B holds a fresh idempotency key for this example, whose stored answer is one of B's
+    # memories; A's first use of that key must neither replay it nor be refused (409) as reused,
+    # and A's later uses in the sequence (the random calls may send it) replay A's own answer.
+    b_key = f"{SHARED_KEY}-{uuid.uuid4().hex}"
+    world.b.svc.ports.idempotency.run_once(world.b.workspace_id, b_key, "b-fingerprint", lambda: world.b_answer)
+    first = world.a.svc.invoke("memory_add", world.keys["writer"], {"content": "a side note"}, idempotency_key=b_key)
+    assert not [leak for leak in leaks if leak in dumped(first.result)], "A's first use of B's key replayed B"
+    world.a_latest.append(first.result.memory.id)
 
     for tool_name, key, memory_ref, project_ref, header_ref, team, text, reuse_key in ops:
         tool = TOOLS[tool_name]
@@ -175,7 +199,7 @@ def test_a_key_of_one_workspace_never_reaches_another(svc, ops):
             content=f"a side note {text}".strip(),
             project=project,
             team_id=team,
-            idempotency_key=SHARED_KEY if reuse_key else None,
+            idempotency_key=b_key if reuse_key else None,
         )
         effective = project_ref if project_ref is not None else header_ref  # SPEC §1: argument first
         resolved_to_b = effective is not None and effective.startswith("b_")
@@ -187,7 +211,7 @@ def test_a_key_of_one_workspace_never_reaches_another(svc, ops):
                 world.keys[key],
                 arguments,
                 project_header=header,
-                idempotency_key=SHARED_KEY if reuse_key else None,
+                idempotency_key=b_key if reuse_key else None,
             ).result
         except MnemoError as error:
             if resolved_to_b or names_b_memory:

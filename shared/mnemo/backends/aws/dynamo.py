@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
-from mnemo.ports import MemoryFilter, Scope, VersionConflict
+from mnemo.ports import MemoryFilter, RecordPage, Scope, VersionConflict
 
 RECENT_INDEX = "recent"
 REPAIR_INDEX = "repair"
@@ -257,11 +257,9 @@ class DynamoMemoryStore:
                 return
             request["ExclusiveStartKey"] = last
 
-    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Any:
-        """The project's records in id order (a ``RecordPage``, for export): a ``Query`` on its
-        own partition (``MEM#`` items sort before ``REPAIR#`` markers), never a Scan."""
-        from mnemo.ports import RecordPage  # type: ignore[attr-defined]  # the tenancy branch's port
-
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> RecordPage:
+        """The project's records in id order (for export): a ``Query`` on its own partition
+        (``MEM#`` items sort before ``REPAIR#`` markers), never a Scan."""
         out = self.client.query(
             TableName=self.table,
             KeyConditionExpression="pk = :pk AND sk > :after",
@@ -274,7 +272,10 @@ class DynamoMemoryStore:
         )
         items = [item for item in out.get("Items", []) if item["sk"]["S"].startswith("MEM#")]
         records = [record_from_item(item) for item in items]
-        more = len(records) > limit
+        # More follows when the page overflowed, or when DynamoDB stopped early at 1 MB of items
+        # (4 KiB contents make that possible before ``limit``) while still inside the MEM# range.
+        last_key = (out.get("LastEvaluatedKey") or {}).get("sk", {}).get("S", "")
+        more = len(records) > limit or (bool(records) and last_key.startswith("MEM#"))
         records = records[:limit]
         return RecordPage(records, records[-1].id if more else None)
 
