@@ -25,9 +25,10 @@ class Run:
         return json.loads(self.out)
 
 
-def mnemo(data_dir: Path, *args: str, stdin: str | None = None) -> Run:
+def mnemo(data_dir: Path, *args: str, stdin: str | None = None, env_extra: dict[str, str] | None = None) -> Run:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
     env["MNEMO_DATA_DIR"] = str(data_dir)
+    env.update(env_extra or {})
     done = subprocess.run(
         [sys.executable, "-m", "mnemo.local.cli", *args],
         input=stdin,
