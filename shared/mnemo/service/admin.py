@@ -137,7 +137,7 @@ def effective_limits(ports: Ports, workspace_id: str, defaults: RateLimits) -> t
 
 def set_limits(ports: Ports, workspace_id: str, limits: RateLimits | None) -> None:
     """Give the workspace its own figures (``None``: back to the deployment's defaults). The
-    next call is admitted against them: the service reads them on every call."""
+    next call is admitted against them (other AWS function instances: within ``tenant_cache_s``)."""
     workspace(ports, workspace_id)
     try:
         ports.tenants.set_limits(workspace_id, limits)

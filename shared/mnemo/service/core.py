@@ -155,7 +155,8 @@ class Service:
 
     def admit(self, workspace_id: str, rate_class: RateClass) -> RateDecision:
         """Take one call from the workspace's bucket of this class, or raise RateLimited. The
-        workspace's figures are read on every call, so a change applies to the next one."""
+        workspace's figures are read on every call (a backend may cache a workspace briefly:
+        the AWS one for ``tenant_cache_s``), so a change applies to the next one."""
         workspace = self.ports.tenants.get_workspace(workspace_id)
         limits = (workspace.limits if workspace else None) or self.default_limits
         limit = limits.search if rate_class == "search" else limits.write
