@@ -81,7 +81,8 @@ class SqliteMaintenance:
     def clear_repair(self, mark: RepairMark) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE memories SET needs_repair = 0 WHERE id = ? AND version = ?", (mark.memory_id, mark.version)
+                "UPDATE memories SET needs_repair = 0 WHERE id = ? AND project_id = ? AND version = ?",
+                (mark.memory_id, mark.scope.project_id, mark.version),
             )
 
     def store_walk(self, cursor: str | None, limit: int) -> Page[Comparison]:
