@@ -211,7 +211,20 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _serve
+    def __getattr__(self, name: str) -> Any:
+        # Every method (TRACE, CONNECT, PROPFIND, …) reaches the router, which answers 405 with
+        # Allow in SPEC's shape, instead of the stdlib's 501 HTML page.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors the stdlib's HTTP parser raises (bad request line, URI or headers too long)
+        in SPEC's ``{message, code}`` shape, never its HTML page."""
+        self.log_error("code %d, message %s", code, message)
+        reason = self.responses.get(code, ("error",))[0]
+        status, headers, body = _spec_error(code, "invalid_request", reason.lower())
+        self._send(status, headers, body, close=True)
 
 
 class LocalServer(ThreadingHTTPServer):
