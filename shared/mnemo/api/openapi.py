@@ -11,6 +11,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from mnemo import __version__
+from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF
 from mnemo.models.tools import ErrorBody
 from mnemo.service.admin_ops import ADMIN_OPERATIONS
 from mnemo.service.tools import TOOLS
@@ -79,7 +80,7 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
                     "in": "header",
                     "required": False,
                     "description": "Makes a retry safe: the same key and arguments return the first result.",
-                    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
                 }
             ]
         operation["parameters"] = [
@@ -89,7 +90,7 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
                 "in": "header",
                 "required": False,
                 "description": "Project slug or id, used when the body names no project.",
-                "schema": {"type": "string", "minLength": 1, "maxLength": 64},
+                "schema": {"type": "string", "minLength": 1, "maxLength": MAX_PROJECT_REF},
             },
         ]
         paths[f"/v1/tools/{tool.name}"] = {"post": operation}

@@ -11,6 +11,8 @@ from pydantic_core import PydanticCustomError
 
 MAX_CONTENT_BYTES = 4096
 MAX_TAGS = 20
+MAX_PROJECT_REF = 64
+MAX_IDEMPOTENCY_KEY = 255
 
 _ULID = "[0-9A-HJKMNP-TV-Z]{26}"
 MEMORY_ID_RE = re.compile(f"^mem_{_ULID}$")
@@ -105,7 +107,7 @@ ProjectRefArg = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=64,
+        max_length=MAX_PROJECT_REF,
         description="Project slug or id; defaults to X-Project, the key's project, then the workspace default.",
     ),
 ]

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
-from mnemo.models.common import utc_now
+from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF, utc_now
 from mnemo.models.records import Project, RateLimits
 from mnemo.ports import Ports, RateClass, RateDecision
 from mnemo.service import keys
@@ -87,7 +87,14 @@ class Service:
     def resolve_project(self, caller: Caller, argument: str | None, header: str | None) -> Project:
         """SPEC §1: the argument, then X-Project, then the key's default, then the workspace's."""
         tenants = self.ports.tenants
-        for ref in (argument, header or None, caller.default_project_id):
+        if header is not None and not 1 <= len(header) <= MAX_PROJECT_REF:
+            # the OpenAPI document promises 1-64 characters; an empty header is a mistake (an unset
+            # variable), not "no header": it must never fall through to the default project
+            raise InvalidRequest(
+                f"X-Project must be a project slug or id of 1-{MAX_PROJECT_REF} characters",
+                details=[{"loc": ["header", "X-Project"], "type": "value_error"}],
+            )
+        for ref in (argument, header, caller.default_project_id):
             if ref:
                 project = tenants.get_project(caller.workspace_id, ref)
                 if project is None:
@@ -127,6 +134,11 @@ class Service:
             args = tool.args_model.model_validate(arguments)
         except ValidationError as exc:
             raise validation_error(exc) from None
+        if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
+            raise InvalidRequest(
+                f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} characters",
+                details=[{"loc": ["header", "Idempotency-Key"], "type": "value_error"}],
+            )
         project = self.resolve_project(caller, args.project, project_header)
         ctx = CallContext(self.ports, caller, project, now or utc_now(), idempotency_key)
         return Invocation(tool.run(ctx, args), decision)
