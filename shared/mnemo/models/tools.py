@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from mnemo.like import like_problem
@@ -70,7 +71,10 @@ class MemoryAddArgs(Args):
 
 class MemoryUpdateArgs(Args):
     id: MemoryId
-    content: Content | None = Field(default=None, description="New text (1 to 4096 bytes of UTF-8); omit to keep.")
+    #: optional but never null (a memory always has content); the service answers null with 400
+    content: Content | SkipJsonSchema[None] = Field(
+        default=None, description="New text (1 to 4096 bytes of UTF-8); omit to keep."
+    )
     kind: Kind | None = Field(default=None, description="New category; omit to keep.")
     tags: Tags | None = Field(default=None, description="New tags, replacing the old ones; omit to keep.")
     path: Path | None = Field(default=None, description="New logical location; omit to keep.")
