@@ -14,7 +14,7 @@ from mnemo import __version__
 from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF
 from mnemo.models.tools import ErrorBody
 from mnemo.service.admin_ops import ADMIN_OPERATIONS
-from mnemo.service.tools import TOOLS
+from mnemo.service.tools import TOOLS, Tool
 
 _ERRORS = {
     "400": "Malformed JSON, wrong types, missing or out-of-range arguments (`invalid_request`).",
@@ -39,6 +39,34 @@ _ADMIN_ERRORS = {
 }
 
 
+def _links_from(tool: Tool) -> dict[str, Any]:
+    """OpenAPI links from a tool that creates a memory (answers with one without taking a reference)
+    to every tool that takes a memory's reference (``id``, or ``reference`` for forget), so clients
+    and stateful testers can chain ``memory_add`` → ``memory_get`` / ``memory_update`` /
+    ``memory_delete`` / ``forget``."""
+    if "memory" not in tool.result_model.model_fields or _takes_reference(tool):
+        return {}
+    links: dict[str, Any] = {}
+    for target in TOOLS.values():
+        fields = target.args_model.model_fields
+        for name in ("id", "reference"):
+            if name in fields and fields[name].is_required():
+                body: dict[str, Any] = {name: "$response.body#/memory/id"}
+                if "if_version" in fields:
+                    body["if_version"] = "$response.body#/memory/version"
+                links[f"{target.name}_this_memory"] = {
+                    "operationId": target.name,
+                    "requestBody": body,
+                    "description": f"{target.name} on the memory this call returned.",
+                }
+    return links
+
+
+def _takes_reference(tool: Tool) -> bool:
+    fields = tool.args_model.model_fields
+    return any(name in fields and fields[name].is_required() for name in ("id", "reference"))
+
+
 def build_openapi(server_url: str | None = None) -> dict[str, Any]:
     models: list[tuple[type, Any]] = [(ErrorBody, "serialization")]
     for tool in TOOLS.values():
@@ -59,6 +87,8 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
                 "content": {"application/json": {"schema": refs[(tool.result_model, "serialization")]}},
             }
         }
+        if links := _links_from(tool):
+            responses["200"]["links"] = links
         for status, text in _ERRORS.items():
             responses[status] = {"description": text, "content": {"application/json": {"schema": error_ref}}}
         operation: dict[str, Any] = {
