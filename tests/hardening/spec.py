@@ -1,0 +1,44 @@
+"""What SPEC §4 says an error answer looks like, as one assertion the suites share."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: SPEC §4: the code each status carries
+CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "invalid_request",  # wrong method on a known route (the local server; API Gateway says 404)
+    409: "conflict",
+    413: "content_too_large",
+    429: "rate_limited",
+    500: "internal",
+    503: "unavailable",
+}
+
+#: what must never reach a caller: tracebacks, file paths, SQL, Python class names and reprs
+INTERNALS = re.compile(
+    r"Traceback|File \"|\w\.py\b|/work/|/tmp/|site-packages|sqlite|fts5|\bSELECT |\bINSERT |\bUPDATE \w+ SET|"
+    r"DELETE FROM|\b[A-Z][a-z]+[A-Za-z]*(Error|Exception)\b|pydantic|botocore|<class |object at 0x|mnemo\.\w"
+)
+
+
+def assert_spec_error(status: int, raw: bytes | str, code: str | None = None) -> dict[str, Any]:
+    """The body is ``{message, code}`` (+ ``details`` / ``retry_after``), the code matches the
+    status, and nothing in it looks like an internal."""
+    body = json.loads(raw)
+    assert isinstance(body, dict), body
+    assert set(body) <= {"message", "code", "details", "retry_after"}, body
+    assert isinstance(body.get("message"), str) and body["message"], body
+    assert body.get("code") == CODES.get(status, "invalid_request" if status < 500 else "internal"), (status, body)
+    if code is not None:
+        assert body["code"] == code, body
+    if "retry_after" in body:
+        assert isinstance(body["retry_after"], int) and body["retry_after"] >= 1, body
+    text = json.dumps(body)
+    assert not INTERNALS.search(text), text
+    return body
