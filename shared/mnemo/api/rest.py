@@ -72,16 +72,45 @@ def request_body(event: Any, max_bytes: int) -> Any:
     content_type = (event.get("headers") or {}).get("content-type", JSON).split(";")[0].strip().lower()
     if content_type not in {JSON, "", "application/*+json"} and not content_type.endswith("+json"):
         raise InvalidRequest(f"send the arguments as application/json, not {content_type}")
-    if not data.strip():
-        return {}
     try:
-        return json.loads(data)
+        # UTF-8 only (RFC 8259 §8.1): json.loads(bytes) would also guess UTF-16/32 and accept
+        # CESU-style surrogates; a leading byte-order mark is tolerated, as the RFC allows.
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise InvalidRequest("the body is not valid UTF-8") from None
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_no_constants)
     except RecursionError:
         raise InvalidRequest("the body is nested too deeply") from None
-    except ValueError as exc:
-        raise InvalidRequest(f"the body is not valid JSON: {exc.__class__.__name__}") from None
+    except _DuplicateKey as exc:
+        raise InvalidRequest(f"the key {exc.key!r} appears twice in one object") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError:  # NaN / Infinity, or an integer too long to convert
+        raise InvalidRequest("the body is not valid JSON") from None
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key[:64]
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Reject ``{"a": 1, "a": 2}``: parsers disagree on which value wins (RFC 8259 §4), so
+    accepting it lets a proxy and this service read different requests from one body."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(name)  # NaN, Infinity, -Infinity are not JSON
 
 
 def _add_admin_route(app: APIGatewayHttpResolver, op: AdminOperation) -> None:
