@@ -34,7 +34,7 @@ def send(
     data: bytes | None,
     *,
     method: str = "POST",
-    headers: dict[str, str] | None = None,
+    headers: dict[str, str | bytes] | None = None,
     key: str | None = None,
     content_type: str | None = "application/json",
 ) -> Reply:
@@ -42,7 +42,7 @@ def send(
     host, port = server.url.removeprefix("http://").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
-        sent = {"Authorization": f"Bearer {key or server.key}"}
+        sent: dict[str, str | bytes] = {"Authorization": f"Bearer {key or server.key}"}
         if content_type is not None:
             sent["Content-Type"] = content_type
         sent.update(headers or {})
