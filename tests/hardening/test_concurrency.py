@@ -1,0 +1,172 @@
+"""Racing callers on the SQLite backend (the AWS helper covers DynamoDB): optimistic updates never
+lose a write, parallel adds are all stored and searchable, and the rate limiter's buckets never
+admit more than the limit — across threads, and across two ``mnemo serve`` processes sharing one
+data folder (SPEC §5: "shared by every key and every function instance")."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mnemo.backends.sqlite import SqliteBackend
+from mnemo.errors import Conflict, RateLimited
+from mnemo.models.records import RateLimits
+from mnemo.service.core import Service
+
+from tests.contract.conftest import Tenant, new_tenant
+from tests.e2e.conftest import start_server, stop_server
+from tests.hardening.conftest import UNLIMITED, call
+from tests.hardening.spec import assert_spec_error
+
+THREADS = 12
+
+
+@pytest.fixture
+def racing(tmp_path: Path) -> Iterator[Tenant]:
+    backend = SqliteBackend(tmp_path / "mnemo.db")
+    svc = Service(backend, default_limits=RateLimits(search=1_000_000, write=1_000_000))
+    yield new_tenant(svc, "race")
+    backend.close()
+
+
+def in_parallel(n: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run ``work(i)`` for i in range(n) on n threads released together."""
+    start = threading.Barrier(n)
+
+    def run(i: int) -> Any:
+        start.wait()
+        return work(i)
+
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        return list(pool.map(run, range(n)))
+
+
+def test_racing_updates_of_one_version_have_exactly_one_winner(racing):
+    memory = racing.call("memory_add", content="contended").memory
+
+    def attempt(i: int) -> str:
+        try:
+            racing.call("memory_update", id=memory.id, content=f"writer {i}", if_version=memory.version)
+        except Conflict:
+            return "conflict"
+        return f"writer {i}"
+
+    outcomes = in_parallel(THREADS, attempt)
+
+    winners = [o for o in outcomes if o != "conflict"]
+    assert len(winners) == 1
+    stored = racing.call("memory_get", id=memory.id).memory
+    assert (stored.content, stored.version) == (winners[0], memory.version + 1)
+
+
+def test_read_modify_write_loops_lose_no_update(racing):
+    """Each thread appends its mark with if_version, retrying on conflict: every success is in the
+    final text, versions of successes are unique and gapless, and the count adds up."""
+    memory = racing.call("memory_add", content="log:").memory
+    rounds = 4
+
+    def writer(i: int) -> list[int]:
+        versions = []
+        for r in range(rounds):
+            while True:
+                current = racing.call("memory_get", id=memory.id).memory
+                try:
+                    updated = racing.call(
+                        "memory_update", id=memory.id, content=f"{current.content} {i}.{r}", if_version=current.version
+                    ).memory
+                except Conflict:
+                    continue
+                versions.append(updated.version)
+                break
+        return versions
+
+    won = [v for versions in in_parallel(THREADS, writer) for v in versions]
+
+    final = racing.call("memory_get", id=memory.id).memory
+    assert sorted(won) == list(range(2, 2 + THREADS * rounds))
+    assert final.version == 1 + THREADS * rounds
+    assert sorted(final.content.split()[1:]) == sorted(f"{i}.{r}" for i in range(THREADS) for r in range(rounds))
+
+
+def test_parallel_adds_are_all_stored_and_searchable_at_once(racing):
+    per_thread = 8
+
+    def adder(i: int) -> list[tuple[str, str]]:
+        out = []
+        for j in range(per_thread):
+            token = f"swarm{i}x{j}"
+            out.append((token, racing.call("memory_add", content=f"parallel {token}", tags=["swarm"]).memory.id))
+        return out
+
+    added = [pair for pairs in in_parallel(THREADS, adder) for pair in pairs]
+
+    assert len({mid for _, mid in added}) == THREADS * per_thread
+    for token, mid in added:
+        assert [m.id for m in racing.call("memory_search", q=token).memories] == [mid]
+    everything = racing.call("memory_search", q="parallel", tags=["swarm"], limit=100).memories
+    assert len(everything) == min(100, THREADS * per_thread)
+
+
+def test_the_bucket_never_admits_more_than_its_limit_under_a_thread_race(tmp_path):
+    """Every thread hammers one workspace; admitted calls stay within the burst plus what the
+    bucket could have refilled while the race ran (limit/60 per second)."""
+    limit = 25
+    backend = SqliteBackend(tmp_path / "mnemo.db")
+    tenant = new_tenant(Service(backend, default_limits=RateLimits(search=1_000_000, write=limit)), "limited")
+    started = time.monotonic()
+
+    def hammer(i: int) -> tuple[int, int]:
+        admitted = refused = 0
+        for j in range(6):
+            try:
+                tenant.call("memory_add", content=f"call {i}.{j}")
+                admitted += 1
+            except RateLimited as exc:
+                assert exc.retry_after is not None and exc.retry_after >= 1
+                refused += 1
+        return admitted, refused
+
+    results = in_parallel(THREADS, hammer)
+    elapsed = time.monotonic() - started
+    backend.close()
+
+    admitted = sum(a for a, _ in results)
+    assert sum(r for _, r in results) == THREADS * 6 - admitted
+    assert limit <= admitted <= limit + int(elapsed * limit / 60) + 1
+
+
+def test_two_server_processes_share_one_bucket(tmp_path):
+    """Two ``mnemo serve`` on one data folder (two "function instances"): together they admit no
+    more than the workspace's limit, and every refusal is SPEC's 429."""
+    limit = 20
+    env = {**UNLIMITED, "MNEMO_WRITE_PER_MINUTE": str(limit)}
+    first = start_server(tmp_path, env)
+    second = start_server(tmp_path, env)
+    try:
+        started = time.monotonic()
+
+        def hammer(i: int) -> list[int]:
+            server = (first, second)[i % 2]
+            statuses = []
+            for j in range(5):
+                reply = call(server, "memory_add", {"content": f"instance call {i}.{j}"})
+                if reply.status == 429:
+                    assert_spec_error(429, reply.raw, "rate_limited")
+                    assert int(reply.headers["retry-after"]) >= 1
+                    assert reply.headers["ratelimit-policy"].startswith('"write";q=20')
+                statuses.append(reply.status)
+            return statuses
+
+        statuses = [s for batch in in_parallel(THREADS, hammer) for s in batch]
+        elapsed = time.monotonic() - started
+    finally:
+        stop_server(second)
+        stop_server(first)
+
+    assert set(statuses) <= {200, 429}
+    assert limit <= statuses.count(200) <= limit + int(elapsed * limit / 60) + 1
