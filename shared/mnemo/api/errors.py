@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import traceback
+
 from aws_lambda_powertools import Logger
 
 from mnemo.errors import IndexUnavailable, Internal, MnemoError, Unavailable
@@ -33,8 +36,16 @@ def as_mnemo_error(exc: BaseException) -> MnemoError:
             retry_after=RETRY_UNAVAILABLE_S,
             headers={"Retry-After": str(RETRY_UNAVAILABLE_S)},
         )
-    logger.exception("unhandled error", extra={"error_type": type(exc).__name__})
+    # Type and place only: an exception's text may quote user data (a driver echoing the query,
+    # a validation error quoting a stored record), and memory contents are never logged.
+    logger.error("unhandled error", extra={"error_type": type(exc).__name__, "where": where(exc)})
     return Internal("internal error")
+
+
+def where(exc: BaseException, depth: int = 12) -> list[str]:
+    """The innermost frames of ``exc`` as ``file.py:line in function``, without any message."""
+    frames = traceback.extract_tb(exc.__traceback__)[-depth:]
+    return [f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in frames]
 
 
 def _is_outage(exc: BaseException) -> bool:

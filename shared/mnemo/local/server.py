@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from mnemo.api.errors import where
 from mnemo.local.template import Route, http_routes, match_route
 
 log = logging.getLogger("mnemo.local")
@@ -142,8 +143,9 @@ class LocalGateway:
         try:
             with self._invocation:
                 result = handler(event, LocalContext(route.function))
-        except Exception:  # the Lambda runtime would answer 502; we keep SPEC's shape
-            log.exception("handler %s crashed", route.function)
+        except Exception as exc:  # noqa: BLE001 - the Lambda runtime would answer 502; we keep SPEC's shape
+            # type and place only: the exception's text may quote user data
+            log.error("handler %s crashed: %s at %s", route.function, type(exc).__name__, " < ".join(where(exc)[::-1]))
             return _spec_error(500, "internal", "internal error")
         return _response(result)
 
