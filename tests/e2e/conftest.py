@@ -31,11 +31,11 @@ class RunningServer:
     banner: str
 
 
-def start_server(data_dir: Path, env_extra: dict[str, str] | None = None) -> RunningServer:
+def start_server(data_dir: Path, env_extra: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> RunningServer:
     port = free_port()
     env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY, **(env_extra or {})}
     process = subprocess.Popen(
-        [sys.executable, "-m", "mnemo.local.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "mnemo.local.cli", "serve", "--port", str(port), *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
