@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test install lint unit bench clean openapi
+.PHONY: run test install lint unit fuzz bench clean openapi
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,12 @@ lint: $(STAMP)
 ## unit: the fast suites only
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/contract -m "not aws"
+
+## fuzz: the hardening suites with long budgets (Schemathesis and the contract state machine);
+## `make test` runs the same suites with small ones
+fuzz: $(STAMP)
+	MNEMO_FUZZ_EXAMPLES=300 MNEMO_FUZZ_STEPS=40 MNEMO_MODEL_EXAMPLES=300 MNEMO_MODEL_STEPS=40 \
+		$(BIN)/python -m pytest tests/hardening tests/contract/test_state_machine.py -p no:cacheprovider --timeout 3600
 
 ## bench: benchmarks; writes bench/results/latest.md
 bench: $(STAMP)
