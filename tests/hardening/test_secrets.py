@@ -242,3 +242,58 @@ def test_the_authenticated_caller_holds_no_plain_key(wired_runtime):
     caller = wired_runtime.authenticate(f"Bearer {EVENTS_KEY}")
 
     assert EVENTS_KEY not in repr(caller)
+
+
+def test_mcp_tool_calls_log_no_key_and_no_content(gateway, capfd, caplog):
+    """The same scan over ``POST /mcp`` (stateless 2026-07-28 requests): a write, a read, a
+    rejected call and an unknown key."""
+    if not any(route.route_key == "POST /mcp" for route in http_routes()):
+        pytest.skip("no MCP route in template.yaml yet")
+    gw, _ = gateway
+    debug_logging()
+    caplog.set_level(logging.DEBUG)
+
+    def mcp(name: str, arguments: dict[str, Any], key: str = KEY) -> tuple[int, bytes]:
+        version = "2026-07-28"
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": version,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": "hardening", "version": "1"},
+                },
+                "name": name,
+                "arguments": arguments,
+            },
+        }
+        headers = {
+            "authorization": f"Bearer {key}",
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": version,
+            "mcp-method": "tools/call",
+            "mcp-name": name,
+        }
+        status, _, out = gw.dispatch("POST", "/mcp", headers, json.dumps(body).encode())
+        return status, out
+
+    answers = [
+        mcp(
+            "memory_add", {"content": f"{CONTENT} over mcp", "tags": ["CanaryTag-mcp"], "idempotency_key": IDEMPOTENCY}
+        ),
+        mcp("memory_search", {"q": f"{CONTENT} {QUERY}"}),
+        mcp("memory_add", {"content": f"{CONTENT} rejected", "kind": "CanaryTag-" + "k" * 64}),
+        mcp("memory_add", {"content": f"{CONTENT} unknown key"}, key=UNKNOWN_KEY),
+    ]
+
+    out, err = capfd.readouterr()
+    for _, body in answers:
+        text = body.decode()
+        assert KEY not in text and UNKNOWN_KEY not in text
+        assert not INTERNALS.search(text.replace(CONTENT, "")), text
+    logs = out + err + caplog.text
+    leaked = sorted({c for c in CANARIES if c in logs})
+    assert not leaked, f"{leaked} found in the logs:\n{logs[:4000]}"
