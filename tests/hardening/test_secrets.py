@@ -297,3 +297,33 @@ def test_mcp_tool_calls_log_no_key_and_no_content(gateway, capfd, caplog):
     logs = out + err + caplog.text
     leaked = sorted({c for c in CANARIES if c in logs})
     assert not leaked, f"{leaked} found in the logs:\n{logs[:4000]}"
+
+
+def test_a_key_created_over_http_is_shown_once_and_never_again(gateway, capfd, caplog):
+    """``POST /v1/admin/keys`` answers the secret once; listing keys, using the key, and the logs
+    never show the secret, its salt or its hash."""
+    if not any(route.route_key == "POST /v1/admin/keys" for route in http_routes()):
+        pytest.skip("no admin key routes in template.yaml yet")
+    gw, svc = gateway
+    debug_logging()
+    caplog.set_level(logging.DEBUG)
+    headers = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
+    body = json.dumps({"label": "CanarySource-label", "scopes": ["memory:read"]}).encode()
+
+    status, _, created = gw.dispatch("POST", "/v1/admin/keys", headers, body)
+    assert status in (200, 201), created
+    secret = json.loads(created)["secret"]
+    stored = svc.ports.tenants.get_key(json.loads(created)["key"]["id"])
+    assert stored is not None
+    used_status, _, used = gw.dispatch(
+        "POST",
+        "/v1/tools/memory_search",
+        {"authorization": f"Bearer {secret}", "content-type": "application/json"},
+        b"{}",
+    )
+    listed_status, _, listed = gw.dispatch("GET", "/v1/admin/keys", headers, b"")
+
+    out, err = capfd.readouterr()
+    assert used_status == 200 and listed_status == 200
+    for text in (used.decode(), listed.decode(), out + err + caplog.text):
+        assert secret not in text and stored.secret_hash not in text and stored.salt not in text
