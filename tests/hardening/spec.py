@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 #: SPEC §4: the code each status carries
@@ -22,14 +23,18 @@ CODES = {
 
 #: what must never reach a caller: tracebacks, file paths, SQL, Python class names and reprs
 INTERNALS = re.compile(
-    r"Traceback|File \"|\w\.py\b|/work/|/tmp/|site-packages|sqlite|fts5|\bSELECT |\bINSERT |\bUPDATE \w+ SET|"
-    r"DELETE FROM|\b[A-Z][a-z]+[A-Za-z]*(Error|Exception)\b|pydantic|botocore|<class |object at 0x|mnemo\.\w"
+    r"Traceback|File \"|\w\.py\b|/work/|/tmp/|site-packages|sqlite3|SQLITE_[A-Z]|fts5\(|"
+    r"\bSELECT |\bINSERT |\bUPDATE \w+ SET|DELETE FROM|\b[A-Z][a-z]+[A-Za-z]*(Error|Exception)\b|"
+    r"pydantic|botocore|<class |object at 0x|mnemo\.\w"
 )
 
 
-def assert_spec_error(status: int, raw: bytes | str, code: str | None = None) -> dict[str, Any]:
+def assert_spec_error(
+    status: int, raw: bytes | str, code: str | None = None, echoed: Iterable[str] = ()
+) -> dict[str, Any]:
     """The body is ``{message, code}`` (+ ``details`` / ``retry_after``), the code matches the
-    status, and nothing in it looks like an internal."""
+    status, and nothing in it looks like an internal. ``echoed``: strings the request carried,
+    which a message may quote back (``no project 'x'``) and which are not internals."""
     body = json.loads(raw)
     assert isinstance(body, dict), body
     assert set(body) <= {"message", "code", "details", "retry_after"}, body
@@ -39,7 +44,10 @@ def assert_spec_error(status: int, raw: bytes | str, code: str | None = None) ->
         assert body["code"] == code, body
     if "retry_after" in body:
         assert isinstance(body["retry_after"], int) and body["retry_after"] >= 1, body
-    text = json.dumps(body)
+    text = json.dumps(body, ensure_ascii=False)
+    for value in sorted(echoed, key=len, reverse=True):
+        if len(value) >= 3:
+            text = text.replace(json.dumps(value, ensure_ascii=False)[1:-1], "").replace(repr(value)[1:-1], "")
     assert not INTERNALS.search(text), text
     return body
 

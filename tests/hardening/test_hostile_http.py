@@ -6,6 +6,7 @@ a rejected request that wrote anything, or an odd query that broke the index, sh
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from mnemo import text
@@ -121,7 +122,21 @@ def test_a_body_of_exactly_64_kib_is_accepted(hard_server):
 
 
 def test_a_body_far_over_the_limit_is_refused_before_it_is_read(seeded):
-    rejected(seeded, lambda: send(seeded, ADD, b" " * (2 * KIB * KIB)), 413, "content_too_large")
+    """A Content-Length of 2 MiB is answered 413 at once, without waiting for (or reading) the body."""
+
+    def announce_only() -> Reply:
+        host, port = seeded.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(
+                f"POST {ADD} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {seeded.key}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {2 * KIB * KIB}\r\n\r\n".encode()
+            )
+            head, _, body = sock.makefile("rb").read().partition(b"\r\n\r\n")
+        status = int(head.split()[1])
+        headers = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
+        return Reply(status, {k.lower(): v for k, v in headers.items()}, body)
+
+    rejected(seeded, announce_only, 413, "content_too_large")
 
 
 #: (character, its UTF-8 size): content made of it exactly fills 4096 bytes, one more byte does not fit
