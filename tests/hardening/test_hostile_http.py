@@ -13,7 +13,7 @@ from mnemo import text
 
 from tests.e2e.conftest import RunningServer
 from tests.hardening.conftest import Reply, call, send
-from tests.hardening.spec import ODD_QUERIES, assert_spec_error
+from tests.hardening.spec import INTERNALS, ODD_QUERIES, assert_spec_error
 
 ADD = "/v1/tools/memory_add"
 SEARCH = "/v1/tools/memory_search"
@@ -340,3 +340,67 @@ def test_a_header_block_over_the_server_limit_is_refused_in_spec_shape(seeded):
         "invalid_request",
     )
     assert reply.headers.get("connection") == "close"
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28"}
+MCP_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "hardening", "version": "1"},
+}
+
+
+def _rpc(method: str, params: dict) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+
+MCP_ATTACKS = {
+    "invalid UTF-8": b'{"jsonrpc":"2.0","id":1,"method":"ping\xff"}',
+    "deep nesting": b"[" * (60 * KIB),
+    "NaN id": b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
+    "5000-digit id": b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}',
+    "batch": b"[" + _rpc("ping", {}) + b"," + _rpc("ping", {}) + b"]",
+    "null": b"null",
+    "arguments not an object": _rpc("tools/call", {"_meta": MCP_META, "name": "memory_add", "arguments": [1]}),
+    "unknown tool": _rpc("tools/call", {"_meta": MCP_META, "name": "x" * 5000, "arguments": {}}),
+}
+
+
+@pytest.mark.parametrize("body", MCP_ATTACKS.values(), ids=MCP_ATTACKS.keys())
+def test_hostile_mcp_requests_get_a_json_rpc_error_and_change_nothing(seeded, body):
+    before = snapshot(seeded)
+
+    reply = send(seeded, "/mcp", body, headers=MCP_HEADERS)
+
+    assert 400 <= reply.status < 500, reply.raw[:300]
+    assert reply.body["jsonrpc"] == "2.0" and "error" in reply.body
+    assert not INTERNALS.search(reply.raw.decode()), reply.raw[:300]
+    assert snapshot(seeded) == before
+
+
+def test_a_too_large_mcp_body_is_413(seeded):
+    rejected(
+        seeded,
+        lambda: send(seeded, "/mcp", b" " * (64 * KIB) + _rpc("ping", {}), headers=MCP_HEADERS),
+        413,
+        "content_too_large",
+    )
+
+
+@pytest.mark.parametrize(("char", "size"), EDGE_CHARACTERS[1:], ids=["2-byte", "3-byte", "4-byte"])
+def test_mcp_content_over_4096_bytes_is_a_tool_error_in_spec_shape(seeded, char, size):
+    arguments = {"content": _content_of(char, size, 4097)}
+    headers = {**MCP_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": "memory_add"}
+    before = snapshot(seeded)
+
+    reply = send(
+        seeded,
+        "/mcp",
+        _rpc("tools/call", {"_meta": MCP_META, "name": "memory_add", "arguments": arguments}),
+        headers=headers,
+    )
+
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert_spec_error(413, json.dumps(result["structuredContent"]), "content_too_large")
+    assert snapshot(seeded) == before
