@@ -3,11 +3,12 @@ surfaces and generate the OpenAPI document and the MCP tool schemas."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from mnemo.like import like_problem
 from mnemo.models.common import (
@@ -34,6 +35,35 @@ class Args(BaseModel):
         description="Project slug or id; defaults to the X-Project header, the key's default project, "
         "then the workspace's default project.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_scalar_types(cls, data: Any) -> Any:
+        """JSON's scalar types as the schemas state them (SPEC §4: wrong types are 400): pydantic's
+        lax mode would read ``true`` or ``"10"`` as the integer 1 or 10 and ``"yes"`` or ``1`` as a
+        boolean. Integral numbers such as ``10.0`` stay valid integers, as in JSON Schema."""
+        if not isinstance(data, Mapping):
+            return data
+        errors: list[InitErrorDetails] = []
+        for name, value in data.items():
+            field = cls.model_fields.get(name) if isinstance(name, str) else None
+            if field is None or value is None:
+                continue
+            kinds = _scalar_kinds(field.annotation)
+            if int in kinds and bool not in kinds and isinstance(value, bool | str):
+                errors.append({"type": "int_type", "loc": (name,), "input": value})
+            elif bool in kinds and not isinstance(value, bool):
+                errors.append({"type": "bool_type", "loc": (name,), "input": value})
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return data
+
+
+def _scalar_kinds(annotation: Any) -> set[type]:
+    """The scalar types (int, bool, str, …) an annotation admits, through Annotated / Optional."""
+    if annotation in (int, bool, str, float):
+        return {annotation}
+    return {kind for arg in get_args(annotation) for kind in _scalar_kinds(arg)}
 
 
 class ProjectRef(BaseModel):
