@@ -221,6 +221,8 @@ BAD_SEARCHES = {
     "limit negative": {"limit": -1},
     "limit fractional": {"limit": 1.5},
     "limit huge": {"limit": 10**30},
+    "limit a boolean": {"limit": True},
+    "limit a numeric string": {"limit": "10"},
     "query not a string": {"q": ["alpha"]},
     "tags filter of 21": {"tags": [f"t{i}" for i in range(21)]},
     "kind filter with NUL": {"kind": "a\u0000"},
@@ -230,6 +232,28 @@ BAD_SEARCHES = {
 @pytest.mark.parametrize("arguments", BAD_SEARCHES.values(), ids=BAD_SEARCHES.keys())
 def test_bad_arguments_to_memory_search_are_400(seeded, arguments):
     rejected(seeded, lambda: call(seeded, "memory_search", arguments), 400, "invalid_request")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("search_memory", {"query": "alpha", "explain": "yes"}),
+        ("search_memory", {"query": "alpha", "prefer_working": 1}),
+        ("recall", {"query": "alpha", "limit": True}),
+        ("recall_context", {"query": "alpha", "max_tokens": "2000"}),
+        ("memory_update", {"id": "mem_" + "0" * 26, "if_version": True}),
+    ],
+    ids=[
+        "explain a string",
+        "prefer_working a number",
+        "limit a boolean",
+        "max_tokens a string",
+        "if_version a boolean",
+    ],
+)
+def test_scalars_of_the_wrong_json_type_are_400(seeded, tool, arguments):
+    reply = rejected(seeded, lambda: call(seeded, tool, arguments), 400, "invalid_request")
+    assert [d["loc"] for d in reply.body["details"]] == [[next(k for k in arguments if k not in ("id", "query"))]]
 
 
 @pytest.mark.parametrize(
