@@ -13,6 +13,7 @@ import json
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from importlib import resources
@@ -42,6 +43,11 @@ IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
 _BM25 = "bm25(memory_fts, 0.0, 1.0, 0.6, 0.4)"
 
 
+class _Connection(sqlite3.Connection):
+    """A connection that can be weakly referenced (the base class cannot), so a finished thread's
+    connection is closed with the thread instead of living as long as the Database."""
+
+
 class Database:
     """Thread-local connections to one SQLite file, and the transaction discipline."""
 
@@ -50,14 +56,16 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        # weak: the local server runs each request on a new thread; holding every thread's
+        # connection here leaked two file descriptors per request until the process died
+        self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._lock = threading.Lock()
         self.conn().executescript(_SCHEMA)
 
     def conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, factory=_Connection)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -66,7 +74,7 @@ class Database:
             self._local.conn = conn
             self._local.depth = 0
             with self._lock:
-                self._all.append(conn)
+                self._all.add(conn)
         return conn
 
     @contextmanager
@@ -94,7 +102,7 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._all:
+            for conn in list(self._all):
                 with suppress(sqlite3.ProgrammingError):  # closed from its own thread already
                     conn.close()
             self._all.clear()
