@@ -32,7 +32,7 @@ from mnemo.service.context import Caller
 from mnemo.service.tools import TOOLS, Tool
 
 logger = Logger(service="mnemo", child=True)
-metrics = Metrics()
+metrics = Metrics(namespace="Mnemo", service="mnemo")  # the handlers' namespace: EMF needs one
 
 MCP_PATH = "/mcp"
 

@@ -26,7 +26,7 @@ from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminOperation
 from mnemo.service.core import rate_headers
 
 logger = Logger(service="mnemo", child=True)
-metrics = Metrics()
+metrics = Metrics(namespace="Mnemo", service="mnemo")  # the handlers' namespace: EMF needs one
 
 JSON = "application/json"
 
