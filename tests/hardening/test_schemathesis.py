@@ -38,15 +38,27 @@ schema.config.generation.update(max_examples=MAX_EXAMPLES, with_security_paramet
 def spec_error_body(ctx: CheckContext, response: Response, case: schemathesis.Case) -> None:
     """Every error answer is SPEC §4: ``{message, code}`` with the code the status implies."""
     if response.status_code >= 400:
-        sent = [*strings_in(case.body), *strings_in(case.headers), *strings_in(case.path_parameters)]
-        assert_spec_error(response.status_code, response.content, echoed=sent)
+        assert_spec_error(response.status_code, response.content, echoed=sent_strings(response))
+
+
+def sent_strings(response: Response) -> list[str]:
+    """Every string value the request on the wire carried (header values, JSON body values)."""
+    request = response.request
+    out = [str(v) for k, v in request.headers.items() if k.lower() != "authorization"]
+    body = request.body
+    if body:
+        try:
+            out += strings_in(json.loads(body))
+        except ValueError:
+            out.append(body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body))
+    return out
 
 
 def strings_in(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (*strings_in(k), *strings_in(v))]
+    if isinstance(value, dict):  # values only: a key like "project" is also a word of messages
+        return [s for v in value.values() for s in strings_in(v)]
     if isinstance(value, list | tuple):
         return [s for v in value for s in strings_in(v)]
     return []

@@ -1,0 +1,48 @@
+"""A long-lived ``mnemo serve`` as a user starts it: no Powertools environment at all."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+
+from tests.e2e.conftest import start_server, stop_server
+from tests.hardening.conftest import UNLIMITED, call, send
+
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "memory_search",
+}
+MCP_CALL = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "name": "memory_search",
+            "arguments": {"q": "call"},
+        },
+    }
+).encode()
+
+
+def test_the_hundredth_call_of_a_kind_is_not_a_500_without_a_metrics_namespace(tmp_path, monkeypatch):
+    """Metrics are disabled locally, so nothing flushes them; Powertools publishes by itself at
+    100 values of one metric and needs a namespace then. Without one (no POWERTOOLS_METRICS_NAMESPACE,
+    as when a user runs ``mnemo serve``) the 100th call answered 500."""
+    monkeypatch.delenv("POWERTOOLS_METRICS_NAMESPACE", raising=False)
+    assert "POWERTOOLS_METRICS_NAMESPACE" not in os.environ
+    server = start_server(tmp_path, UNLIMITED)
+    try:
+        statuses = collections.Counter(call(server, "memory_add", {"content": f"call {i}"}).status for i in range(120))
+        statuses.update(send(server, "/mcp", MCP_CALL, headers=MCP_HEADERS).status for _ in range(110))
+    finally:
+        stop_server(server)
+
+    assert statuses == {200: 230}
