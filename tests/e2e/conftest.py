@@ -29,24 +29,30 @@ class RunningServer:
     key: str
     process: subprocess.Popen[str]
     banner: str
+    #: the server's stdout and stderr: a file, not a pipe nobody reads while it runs (a long run
+    #: filled the 64 KiB pipe buffer and the server blocked on its next log line)
+    output: Path | None = None
 
 
 def start_server(data_dir: Path, env_extra: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> RunningServer:
     port = free_port()
     env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY, **(env_extra or {})}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mnemo.local.cli", "serve", "--port", str(port), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    output = data_dir / f"serve-{port}.log"
+    with output.open("w") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mnemo.local.cli", "serve", "--port", str(port), *args],
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
     url = f"http://127.0.0.1:{port}"
     banner = ""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"mnemo serve exited: {process.stdout.read() if process.stdout else ''}")
+            raise RuntimeError(f"mnemo serve exited: {output.read_text()}")
         try:
             with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
                 if reply.status == 200:
@@ -56,17 +62,18 @@ def start_server(data_dir: Path, env_extra: dict[str, str] | None = None, args: 
     else:
         process.kill()
         raise RuntimeError("mnemo serve did not answer /healthz within 60 s")
-    return RunningServer(url, SERVER_KEY, process, banner)
+    return RunningServer(url, SERVER_KEY, process, banner, output)
 
 
 def stop_server(server: RunningServer) -> str:
+    """Stop the server; returns everything it wrote."""
     server.process.terminate()
     try:
-        out, _ = server.process.communicate(timeout=10)
+        server.process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         server.process.kill()
-        out, _ = server.process.communicate()
-    return out or ""
+        server.process.wait()
+    return server.output.read_text() if server.output else ""
 
 
 @pytest.fixture(scope="module")
