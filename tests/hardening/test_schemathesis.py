@@ -78,8 +78,8 @@ def test_the_fuzzed_document_is_the_one_the_server_serves(hard_server: RunningSe
 def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, response: Response) -> bool:
     """SPEC rules a JSON Schema cannot express, so schema-valid data may rightly break them: content
     over 4096 bytes of UTF-8 (413), NUL in content, control characters in kind / tags / path /
-    source, an ``expires_at`` that is not in the future, and a LIKE pattern ending in a lone escape
-    (400 naming that field)."""
+    source (and an admin project's name or key's label), an ``expires_at`` that is not in the
+    future, and a LIKE pattern ending in a lone escape (400 naming that field)."""
     body = case.body if isinstance(case.body, dict) else {}
     if response.status_code == 413:
         return len(str(body.get("content", "")).encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES
@@ -89,7 +89,8 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
     fields = {detail["loc"][0] for detail in details if detail.get("loc")}
     return (
         bool(fields)
-        and fields <= {"content", "kind", "tags", "path", "source", "expires_at", "path_filter", "memory_type"}
+        and fields
+        <= {"content", "kind", "tags", "path", "source", "name", "label", "expires_at", "path_filter", "memory_type"}
         and all(_breaks_a_rule(field, body.get(field)) for field in fields)
     )
 
