@@ -347,7 +347,19 @@ def test_unknown_method_is_method_not_found(endpoint: McpEndpoint, method: str) 
     assert error["data"] == method
 
 
-@pytest.mark.parametrize("body", ["{nope", "", "[1,", b"\xff\xfe{}", None, '{"a": ' * 100_000])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{nope",
+        "",
+        "[1,",
+        b"\xff\xfe{}",
+        None,
+        '{"a": ' * 100_000,
+        '{"jsonrpc": "2.0", "id": 1, "method": "ping", "method": "tools/list"}',  # which one wins is ambiguous
+        '{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}',
+    ],
+)
 def test_malformed_json_is_a_parse_error(endpoint: McpEndpoint, body: Any) -> None:
     reply = endpoint.handle("POST", BASE_HEADERS, body)
     assert_error(reply, 400, -32700, id_=None)

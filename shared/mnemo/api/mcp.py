@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mnemo import strict_json
+
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",
     "MODERN_PROTOCOL_VERSIONS",
@@ -520,7 +522,7 @@ def _parse_json(body: str | bytes | None) -> Any:
         raise ValueError("empty body")
     try:
         text = body.decode("utf-8") if isinstance(body, bytes | bytearray) else body
-        return json.loads(text)
+        return strict_json.loads(text)
     except (UnicodeDecodeError, RecursionError) as exc:
         raise ValueError(str(exc)) from None
 

@@ -19,7 +19,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mnemo import runtime
+from mnemo import runtime, strict_json
 from mnemo.api.errors import as_mnemo_error
 from mnemo.errors import ContentTooLarge, InvalidRequest, MnemoError, NotFound
 from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminOperation
@@ -81,36 +81,15 @@ def request_body(event: Any, max_bytes: int) -> Any:
     if not text.strip():
         return {}
     try:
-        return json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_no_constants)
+        return strict_json.loads(text)
     except RecursionError:
         raise InvalidRequest("the body is nested too deeply") from None
-    except _DuplicateKey as exc:
+    except strict_json.DuplicateKey as exc:
         raise InvalidRequest(f"the key {exc.key!r} appears twice in one object") from None
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except ValueError:  # NaN / Infinity, or an integer too long to convert
         raise InvalidRequest("the body is not valid JSON") from None
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key[:64]
-
-
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Reject ``{"a": 1, "a": 2}``: parsers disagree on which value wins (RFC 8259 §4), so
-    accepting it lets a proxy and this service read different requests from one body."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(name)  # NaN, Infinity, -Infinity are not JSON
 
 
 def _add_admin_route(app: APIGatewayHttpResolver, op: AdminOperation) -> None:
