@@ -20,14 +20,12 @@ from dataclasses import dataclass
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnemo import __version__, runtime
 from mnemo.api.errors import as_mnemo_error
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
-from mnemo.api.rest import error_response, raw_body
-from mnemo.errors import MnemoError, NotFound
+from mnemo.api.rest import map_errors, raw_body
 from mnemo.service.context import Caller
 from mnemo.service.tools import TOOLS, Tool
 
@@ -147,16 +145,5 @@ def build_mcp_app() -> APIGatewayHttpResolver:
             _current_request.reset(token)
         return Response(status_code=reply.status, headers=reply.headers, body=reply.body)
 
-    @app.not_found
-    def not_found(_: NotFoundError) -> Response:
-        return error_response(NotFound("no such route"))
-
-    @app.exception_handler(MnemoError)
-    def domain_error(exc: MnemoError) -> Response:
-        return error_response(exc)
-
-    @app.exception_handler(Exception)
-    def unexpected(exc: Exception) -> Response:
-        return error_response(exc)
-
+    map_errors(app)
     return app

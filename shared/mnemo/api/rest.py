@@ -21,7 +21,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mnemo import runtime, strict_json
 from mnemo.api.errors import as_mnemo_error
-from mnemo.errors import ContentTooLarge, InvalidRequest, MnemoError, NotFound
+from mnemo.errors import ContentTooLarge, InvalidRequest, NotFound
 from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminOperation
 from mnemo.service.core import rate_headers
 
@@ -171,16 +171,17 @@ def build_app(
         def healthz() -> Response:
             return json_response(200, {"status": "ok"})
 
+    map_errors(app)
+    return app
+
+
+def map_errors(app: APIGatewayHttpResolver) -> None:
+    """Every way a request can fail, answered by ``error_response`` (SPEC §4) and nothing else."""
+
     @app.not_found
     def not_found(_: NotFoundError) -> Response:
         return error_response(NotFound("no such route"))
 
-    @app.exception_handler(MnemoError)
-    def domain_error(exc: MnemoError) -> Response:
-        return error_response(exc)
-
     @app.exception_handler(Exception)
-    def unexpected(exc: Exception) -> Response:
+    def any_error(exc: Exception) -> Response:
         return error_response(exc)
-
-    return app
