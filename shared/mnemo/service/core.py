@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
 from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF, utc_now
-from mnemo.models.records import Project, RateLimits
+from mnemo.models.records import Project, RateLimits, Workspace
 from mnemo.ports import Ports, RateClass, RateDecision
 from mnemo.service import keys
 from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminContext
@@ -84,8 +84,11 @@ class Service:
             default_project_id=key.default_project_id,
         )
 
-    def resolve_project(self, caller: Caller, argument: str | None, header: str | None) -> Project:
-        """SPEC §1: the argument, then X-Project, then the key's default, then the workspace's."""
+    def resolve_project(
+        self, caller: Caller, argument: str | None, header: str | None, workspace: Workspace | None = None
+    ) -> Project:
+        """SPEC §1: the argument, then X-Project, then the key's default, then the workspace's.
+        ``workspace`` is the caller's workspace when the call has read it already."""
         tenants = self.ports.tenants
         if header is not None and not 1 <= len(header) <= MAX_PROJECT_REF:
             # the OpenAPI document promises 1-64 characters; an empty header is a mistake (an unset
@@ -100,7 +103,7 @@ class Service:
                 if project is None:
                     raise NotFound(f"no project {ref!r} in this workspace")
                 return project
-        workspace = tenants.get_workspace(caller.workspace_id)
+        workspace = workspace or tenants.get_workspace(caller.workspace_id)
         project = tenants.get_project(caller.workspace_id, workspace.default_project_id) if workspace else None
         if project is None:
             raise NotFound("this workspace has no default project")
@@ -127,7 +130,8 @@ class Service:
         tool = self.tool(name)
         if not caller.may(tool.scopes):
             raise Forbidden(f"this key lacks the scope for {name} (needs one of {sorted(tool.scopes)})")
-        decision = self.admit(caller.workspace_id, tool.rate_class)
+        workspace = self.ports.tenants.get_workspace(caller.workspace_id)
+        decision = self.admit(caller.workspace_id, tool.rate_class, workspace)
         if not isinstance(arguments, Mapping):
             raise InvalidRequest("arguments must be a JSON object")
         try:
@@ -139,7 +143,7 @@ class Service:
                 f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} characters",
                 details=[{"loc": ["header", "Idempotency-Key"], "type": "value_error"}],
             )
-        project = self.resolve_project(caller, args.project, project_header)
+        project = self.resolve_project(caller, args.project, project_header, workspace)
         ctx = CallContext(self.ports, caller, project, now or utc_now(), idempotency_key)
         return Invocation(tool.run(ctx, args), decision)
 
@@ -165,11 +169,12 @@ class Service:
         ctx = AdminContext(self.ports, caller, self.default_limits, dict(params or {}))
         return AdminInvocation(op.run(ctx, args), decision, op.status)
 
-    def admit(self, workspace_id: str, rate_class: RateClass) -> RateDecision:
+    def admit(self, workspace_id: str, rate_class: RateClass, workspace: Workspace | None = None) -> RateDecision:
         """Take one call from the workspace's bucket of this class, or raise RateLimited. The
         workspace's figures are read on every call (a backend may cache a workspace briefly:
-        the AWS one for ``tenant_cache_s``), so a change applies to the next one."""
-        workspace = self.ports.tenants.get_workspace(workspace_id)
+        the AWS one for ``tenant_cache_s``), so a change applies to the next one; pass
+        ``workspace`` when the call has read it already."""
+        workspace = workspace or self.ports.tenants.get_workspace(workspace_id)
         limits = (workspace.limits if workspace else None) or self.default_limits
         limit = limits.search if rate_class == "search" else limits.write
         decision = self.ports.limiter.acquire(workspace_id, rate_class, limit)
