@@ -298,12 +298,3 @@ class OpenSearchIndex:
             IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 0.0))
             for hit in out["hits"]["hits"]
         ]
-
-    def purge(self, record_id: str, project_id: str) -> None:
-        """Remove a document for good (the cleanup job, for tombstones past the resurrection window)."""
-        try:
-            self.client.delete(
-                index=self.alias, id=doc_id(project_id, record_id), routing=project_id, refresh=self.refresh
-            )
-        except NotFoundError:
-            return
