@@ -1,13 +1,10 @@
 """Write tools (rate class ``write``): memory_add, memory_update, memory_delete, forget."""
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.rest import build_app
+from mnemo.observability import logger, metrics, tracer
 
-logger = Logger(service="mnemo")
-tracer = Tracer(service="mnemo")
-metrics = Metrics(namespace="Mnemo", service="mnemo")
 app = build_app({"write"})
 
 

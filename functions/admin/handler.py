@@ -1,13 +1,10 @@
 """Workspace administration under ``/v1/admin`` (keys, projects, limits): ``admin`` keys only."""
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.rest import build_app
+from mnemo.observability import logger, metrics, tracer
 
-logger = Logger(service="mnemo")
-tracer = Tracer(service="mnemo")
-metrics = Metrics(namespace="Mnemo", service="mnemo")
 app = build_app(rate_classes=(), admin=True)
 
 

@@ -1,14 +1,10 @@
 """Scheduled cleanup (EventBridge schedule): one bounded run of the cleanup job, ending well
 before the invocation's timeout; the next run resumes where this one stopped."""
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
+from mnemo.observability import logger, metrics, tracer
 from mnemo.service import cleanup
-
-logger = Logger(service="mnemo")
-tracer = Tracer(service="mnemo")
-metrics = Metrics(namespace="Mnemo", service="mnemo")
 
 
 @logger.inject_lambda_context

@@ -3,7 +3,6 @@ version (idempotent, order-safe); failed records are reported, so only they are 
 
 from datetime import timedelta
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -11,11 +10,9 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
 from mnemo.backends.aws.stream import change_from_stream_record
+from mnemo.observability import logger, metrics, tracer
 from mnemo.service import indexer
 
-logger = Logger(service="mnemo")
-tracer = Tracer(service="mnemo")
-metrics = Metrics(namespace="Mnemo", service="mnemo")
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 

@@ -1,13 +1,10 @@
 """MCP over Streamable HTTP (``POST /mcp``): every registered tool, for handshake-era and 2026-07-28 clients."""
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.mcp_app import build_mcp_app
+from mnemo.observability import logger, metrics, tracer
 
-logger = Logger(service="mnemo")
-tracer = Tracer(service="mnemo")
-metrics = Metrics(namespace="Mnemo", service="mnemo")
 app = build_mcp_app()
 
 

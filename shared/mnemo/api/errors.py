@@ -5,11 +5,8 @@ from __future__ import annotations
 import os
 import traceback
 
-from aws_lambda_powertools import Logger
-
 from mnemo.errors import IndexUnavailable, Internal, MnemoError, Unavailable
-
-logger = Logger(service="mnemo", child=True)
+from mnemo.observability import logger
 
 RETRY_UNAVAILABLE_S = 5
 #: DynamoDB error codes that mean "overloaded or briefly down", not "your request is wrong"

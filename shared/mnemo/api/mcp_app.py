@@ -18,7 +18,6 @@ import time
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -26,11 +25,9 @@ from mnemo import __version__, runtime
 from mnemo.api.errors import as_mnemo_error
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
 from mnemo.api.rest import map_errors, raw_body
+from mnemo.observability import logger, metrics
 from mnemo.service.context import Caller
 from mnemo.service.tools import TOOLS, Tool
-
-logger = Logger(service="mnemo", child=True)
-metrics = Metrics(namespace="Mnemo", service="mnemo")  # the handlers' namespace: EMF needs one
 
 MCP_PATH = "/mcp"
 

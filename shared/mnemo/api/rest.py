@@ -14,7 +14,6 @@ import time
 from collections.abc import Collection
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.metrics import MetricUnit
@@ -22,11 +21,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mnemo import runtime, strict_json
 from mnemo.api.errors import as_mnemo_error
 from mnemo.errors import ContentTooLarge, InvalidRequest, NotFound
+from mnemo.observability import logger, metrics
 from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminOperation
 from mnemo.service.core import rate_headers
-
-logger = Logger(service="mnemo", child=True)
-metrics = Metrics(namespace="Mnemo", service="mnemo")  # the handlers' namespace: EMF needs one
 
 JSON = "application/json"
 

@@ -31,15 +31,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from aws_lambda_powertools import Logger
-
 from mnemo.config import Settings
 from mnemo.errors import IndexUnavailable
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
+from mnemo.observability import logger
 from mnemo.ports import Comparison, IndexEntry, Page, Ports, RepairMark, Scope, VersionConflict
-
-logger = Logger(service="mnemo", child=True)
 
 T = TypeVar("T")
 

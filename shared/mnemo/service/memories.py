@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-from aws_lambda_powertools import Logger
-
 from mnemo import text
 from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
 from mnemo.ids import memory_id
@@ -21,10 +19,9 @@ from mnemo.models.tools import (
     MemorySearchArgs,
     MemoryUpdateArgs,
 )
+from mnemo.observability import logger
 from mnemo.ports import IdempotencyMismatch, IndexQuery, VersionConflict
 from mnemo.service.context import CallContext
-
-logger = Logger(service="mnemo", child=True)
 
 
 def index_record(ctx: CallContext, record: MemoryRecord) -> None:

@@ -15,14 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from aws_lambda_powertools import Logger
-
 from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
+from mnemo.observability import logger
 from mnemo.ports import Ports, Scope, VersionConflict
-
-logger = Logger(service="mnemo", child=True)
 
 OnExisting = Literal["fail", "skip"]
 PAGE = 200
