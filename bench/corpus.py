@@ -332,7 +332,7 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
     import time
 
     from mnemo.backends.sqlite import SqliteBackend
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"corpus-{params.key()}.db"
@@ -348,11 +348,11 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
     for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
         leftover.unlink(missing_ok=True)
     backend = SqliteBackend(tmp)
-    workspace, project = admin.create_workspace(backend, "bench")
+    workspace, project = tenancy.create_workspace(backend, "bench")
     from mnemo.models.records import RateLimits
 
     backend.tenants.set_limits(workspace.id, RateLimits(search=MAX_PER_MINUTE, write=MAX_PER_MINUTE))
-    admin.create_key(
+    tenancy.create_key(
         backend,
         workspace.id,
         label="bench",
@@ -360,7 +360,7 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
         team_ids=["team-a"],
         plain=BENCH_KEY,
     )
-    admin.create_key(backend, workspace.id, label="bench-admin", scopes=["admin"], plain=BENCH_ADMIN_KEY)
+    tenancy.create_key(backend, workspace.id, label="bench-admin", scopes=["admin"], plain=BENCH_ADMIN_KEY)
     load(backend, workspace.id, project.id, generate(params))
     backend.db.conn().execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
     backend.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -72,16 +72,16 @@ def price(dynamodb: dict[str, int], opensearch: dict[str, int]) -> dict[str, flo
 
 def _measure(backend: Any) -> dict[str, Any]:
     from mnemo.models.records import RateLimits
-    from mnemo.service import admin
-    from mnemo.service.core import Service
+    from mnemo.service import tenancy
+    from mnemo.service.pipeline import Service
 
     from tests.support.aws_stack import RequestCounter
 
     counter = RequestCounter(backend)
     svc = Service(backend)
-    workspace, _ = admin.create_workspace(backend, "cost")
+    workspace, _ = tenancy.create_workspace(backend, "cost")
     backend.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
-    key = admin.create_key(backend, workspace.id, label="cost", scopes=["admin"]).plain
+    key = tenancy.create_key(backend, workspace.id, label="cost", scopes=["admin"]).plain
     header = f"Bearer {key}"
 
     def call(tool: str, **arguments: Any) -> Any:

@@ -47,7 +47,7 @@ def hits_of(result: Any) -> int:
 def open_service(db_path: Path) -> tuple[Any, Any]:
     """A Service over a copy of a cached corpus, and the benchmark key's caller."""
     from mnemo.backends.sqlite import SqliteBackend
-    from mnemo.service.core import Service
+    from mnemo.service.pipeline import Service
 
     svc = Service(SqliteBackend(db_path))
     return svc, svc.authenticate(f"Bearer {corpus.BENCH_KEY}")

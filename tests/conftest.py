@@ -21,9 +21,9 @@ import pytest
 from mnemo import runtime
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.config import Settings
-from mnemo.service import admin
-from mnemo.service.context import Caller
-from mnemo.service.core import Service
+from mnemo.service import tenancy
+from mnemo.service.identity import Caller
+from mnemo.service.pipeline import Service
 
 from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
 
@@ -43,7 +43,7 @@ def wired_runtime(tmp_path: Path) -> Iterator[Service]:
     """The process-wide service the handlers use, on a fresh SQLite file, with the events' key."""
     cfg = Settings(backend="sqlite", data_dir=tmp_path / "data")
     backend = SqliteBackend(cfg.sqlite_path)
-    admin.bootstrap(backend, plain_key=EVENTS_KEY)
+    tenancy.bootstrap(backend, plain_key=EVENTS_KEY)
     svc = Service(backend)
     runtime.use(svc, cfg)
     yield svc

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from mnemo.gcra import RateDecision as RateDecision  # defined beside the algorithm that decides it
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 from mnemo.text import QueryTerm
 
@@ -59,25 +60,30 @@ class IndexHit:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class RateDecision:
-    allowed: bool
-    limit: int
-    remaining: int
-    #: seconds until the bucket is full again
-    reset_s: int
-    #: whole seconds to wait before a retry can succeed (0 when allowed)
-    retry_after_s: int
-    window_s: int = 60
-    rate_class: str = "search"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class RecordPage:
-    """One page of a project's records, in id order; ``cursor`` is None on the last page."""
+class Page(Generic[T]):
+    """One bounded page of a walk or a listing. ``cursor`` resumes after these items (the cleanup
+    job persists it with ``save_checkpoint``); ``None`` means the end was reached."""
 
-    records: list[MemoryRecord]
-    cursor: str | None = None
+    items: list[T]
+    cursor: str | None
+    #: how many items the backend looked at to fill the page (a filtered scan reads more than it
+    #: returns); None: ``len(items)``. Budgets count this.
+    examined: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChange:
+    """One change of the record store, as its change stream reports it (the stream indexer)."""
+
+    action: Literal["upsert", "remove"]
+    #: the record after the change (upsert) or before it (remove)
+    record: MemoryRecord
+    #: when the store made the change (None: unknown, treated as old)
+    at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +130,7 @@ class MemoryStore(Protocol):
         """Newest ``updated_at`` first, filtered; never a full scan of other tenants."""
         ...
 
-    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> RecordPage:
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Page[MemoryRecord]:
         """Every stored record of the project, expired or not, ``limit`` at a time in id order;
         pass the returned cursor back for the next page. For export; never crosses projects."""
         ...
@@ -193,23 +199,6 @@ class IdempotencyStore(Protocol):
         ``VersionConflict`` while the first call with the key is still running. When ``compute``
         raises, nothing is stored and the key is free again."""
         ...
-
-
-# -- maintenance (the cleanup job and the stream indexer) ------------------------------------
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One bounded page of a walk. ``cursor`` resumes the walk after these items (persist it with
-    ``save_checkpoint``); ``None`` means the walk reached its end, the next one starts afresh."""
-
-    items: list[T]
-    cursor: str | None
-    #: how many items the backend looked at to fill the page (a filtered scan reads more than it
-    #: returns); None: ``len(items)``. Budgets count this.
-    examined: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import threading
 from mnemo.config import Settings
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports
-from mnemo.service.core import Service
+from mnemo.service.pipeline import Service
 
 _lock = threading.Lock()
 _settings: Settings | None = None

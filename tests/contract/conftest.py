@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from mnemo.models.records import Project
 from mnemo.ports import Ports
-from mnemo.service import admin
-from mnemo.service.context import ADMIN, Caller
-from mnemo.service.core import Service
+from mnemo.service import tenancy
+from mnemo.service.identity import ADMIN, Caller
+from mnemo.service.pipeline import Service
 
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Iterator[Ports]]] = {}
 
@@ -73,7 +73,7 @@ class Tenant:
     def secret(self, scopes: list[str], **kwargs: Any) -> str:
         """A new key's plain secret, for tests that authenticate on every call."""
         kwargs.setdefault("label", "k")
-        return admin.create_key(self.svc.ports, self.workspace_id, scopes=scopes, **kwargs).plain
+        return tenancy.create_key(self.svc.ports, self.workspace_id, scopes=scopes, **kwargs).plain
 
     def call(self, tool: str, caller: Caller | None = None, **arguments: Any) -> Any:
         headers = {k: arguments.pop(k) for k in ("project_header", "idempotency_key") if k in arguments}
@@ -81,8 +81,8 @@ class Tenant:
 
 
 def new_tenant(svc: Service, name: str = "t") -> Tenant:
-    workspace, project = admin.create_workspace(svc.ports, name)
-    key = admin.create_key(svc.ports, workspace.id, label="admin", scopes=[ADMIN])
+    workspace, project = tenancy.create_workspace(svc.ports, name)
+    key = tenancy.create_key(svc.ports, workspace.id, label="admin", scopes=[ADMIN])
     return Tenant(svc, workspace.id, project, svc.authenticate(f"Bearer {key.plain}"))
 
 

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 from mnemo.errors import Forbidden, InvalidRequest, MnemoError, NotFound
 from mnemo.ids import memory_id
 from mnemo.models.records import RateLimits
-from mnemo.service import admin, transfer
-from mnemo.service.context import DELETE, READ, WRITE
+from mnemo.service import tenancy, transfer
+from mnemo.service.identity import DELETE, READ, WRITE
 from mnemo.service.tools import TOOLS
 
 from tests.contract.conftest import new_tenant
@@ -76,11 +76,11 @@ class World:
 def build_world(svc) -> World:
     a, b = new_tenant(svc, "a"), new_tenant(svc, "b")
     ports = svc.ports
-    admin.set_limits(ports, a.workspace_id, RateLimits(search=1_000_000, write=1_000_000))
-    admin.set_limits(ports, b.workspace_id, RateLimits(search=1_000_000, write=1_000_000))
-    a_shared = admin.create_project(ports, a.workspace_id, "shared")
-    b_shared = admin.create_project(ports, b.workspace_id, "shared")
-    b_only = admin.create_project(ports, b.workspace_id, "b-only")
+    tenancy.set_limits(ports, a.workspace_id, RateLimits(search=1_000_000, write=1_000_000))
+    tenancy.set_limits(ports, b.workspace_id, RateLimits(search=1_000_000, write=1_000_000))
+    a_shared = tenancy.create_project(ports, a.workspace_id, "shared")
+    b_shared = tenancy.create_project(ports, b.workspace_id, "shared")
+    b_only = tenancy.create_project(ports, b.workspace_id, "b-only")
 
     token = uuid.uuid4().hex  # appears only in B's contents, never in a query
     b_texts = []

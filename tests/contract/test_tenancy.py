@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from mnemo.errors import Conflict, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
 from mnemo.models.records import RateLimits
-from mnemo.service import admin
-from mnemo.service.context import ADMIN, DELETE, READ, WRITE
+from mnemo.service import tenancy
+from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
 from mnemo.service.tools import TOOLS
 
 from tests.contract.conftest import new_tenant
@@ -21,7 +21,7 @@ def test_a_revoked_key_is_refused_on_its_very_next_call(tenant):
     plain = tenant.secret([READ])
     tenant.call("memory_search", tenant.svc.authenticate(f"Bearer {plain}"), q="")
 
-    admin.revoke_key(tenant.svc.ports, tenant.workspace_id, tenant.svc.authenticate(f"Bearer {plain}").key_id)
+    tenancy.revoke_key(tenant.svc.ports, tenant.workspace_id, tenant.svc.authenticate(f"Bearer {plain}").key_id)
 
     with pytest.raises(Unauthorized):
         tenant.svc.authenticate(f"Bearer {plain}")
@@ -72,7 +72,7 @@ def test_a_key_of_another_workspace_cannot_be_revoked_and_keeps_working(svc, ten
     their_id = svc.authenticate(f"Bearer {theirs}").key_id
 
     with pytest.raises(NotFound):
-        admin.revoke_key(svc.ports, tenant.workspace_id, their_id)
+        tenancy.revoke_key(svc.ports, tenant.workspace_id, their_id)
 
     assert svc.authenticate(f"Bearer {theirs}").workspace_id == other.workspace_id
 
@@ -188,8 +188,8 @@ def test_a_team_filter_narrows_and_never_widens(tenant, teams):
 @pytest.fixture
 def projects(tenant):
     ports = tenant.svc.ports
-    alpha = admin.create_project(ports, tenant.workspace_id, "alpha")
-    beta = admin.create_project(ports, tenant.workspace_id, "beta")
+    alpha = tenancy.create_project(ports, tenant.workspace_id, "alpha")
+    beta = tenancy.create_project(ports, tenant.workspace_id, "beta")
     return alpha, beta
 
 
@@ -233,7 +233,7 @@ def test_an_unknown_project_never_falls_back_to_the_next_rule(tenant, projects):
 
 def test_another_workspaces_project_is_404_exactly_like_a_missing_one(svc, tenant):
     other = new_tenant(svc, "other")
-    theirs = admin.create_project(svc.ports, other.workspace_id, "theirs")
+    theirs = tenancy.create_project(svc.ports, other.workspace_id, "theirs")
     missing = "prj_01ARZ3NDEKTSV4RRFFQ69G5FAV"
 
     errors = {}
@@ -279,7 +279,7 @@ def test_a_key_default_project_must_be_in_the_keys_workspace(svc, tenant):
 
 
 def test_default_figures_are_120_search_and_60_write_a_minute(tenant):
-    limits, custom = admin.effective_limits(tenant.svc.ports, tenant.workspace_id, tenant.svc.default_limits)
+    limits, custom = tenancy.effective_limits(tenant.svc.ports, tenant.workspace_id, tenant.svc.default_limits)
 
     assert (limits.search, limits.write, custom) == (120, 60, False)
     search = tenant.svc.invoke("memory_search", tenant.admin, {"q": ""}).rate
@@ -291,7 +291,7 @@ def test_a_lowered_limit_takes_effect_on_the_next_call(svc, tenant):
     other = new_tenant(svc, "other")
     tenant.call("memory_search", q="")
 
-    admin.set_limits(svc.ports, tenant.workspace_id, RateLimits(search=2, write=60))
+    tenancy.set_limits(svc.ports, tenant.workspace_id, RateLimits(search=2, write=60))
 
     tenant.call("memory_search", q="")
     with pytest.raises(RateLimited) as caught:
@@ -304,13 +304,13 @@ def test_a_lowered_limit_takes_effect_on_the_next_call(svc, tenant):
 
 def test_a_reset_to_the_defaults_refills_at_the_default_rate_from_the_next_call(tenant):
     ports = tenant.svc.ports
-    admin.set_limits(ports, tenant.workspace_id, RateLimits(search=1, write=1))
+    tenancy.set_limits(ports, tenant.workspace_id, RateLimits(search=1, write=1))
     tenant.call("memory_search", q="")
     with pytest.raises(RateLimited) as slow:
         tenant.call("memory_search", q="")
     assert slow.value.retry_after > 30  # one call a minute
 
-    admin.set_limits(ports, tenant.workspace_id, None)
+    tenancy.set_limits(ports, tenant.workspace_id, None)
 
     # The bucket stays as empty as it was, but now refills at 120 a minute: the next call is
     # admitted, or refused with a wait of a second instead of a minute.
@@ -320,7 +320,7 @@ def test_a_reset_to_the_defaults_refills_at_the_default_rate_from_the_next_call(
     except RateLimited as refused:
         assert refused.retry_after == 1
         assert refused.headers["RateLimit-Policy"] == '"search";q=120;w=60'
-    assert admin.effective_limits(ports, tenant.workspace_id, tenant.svc.default_limits) == (RateLimits(), False)
+    assert tenancy.effective_limits(ports, tenant.workspace_id, tenant.svc.default_limits) == (RateLimits(), False)
 
 
 # ---- admin operations (HTTP /v1/admin) ------------------------------------------------------
@@ -380,7 +380,7 @@ def test_an_admin_key_of_one_workspace_can_never_manage_another(svc, tenant):
     other = new_tenant(svc, "other")
     theirs = other.secret([READ])
     their_key_id = svc.authenticate(f"Bearer {theirs}").key_id
-    their_project = admin.create_project(svc.ports, other.workspace_id, "theirs")
+    their_project = tenancy.create_project(svc.ports, other.workspace_id, "theirs")
 
     with pytest.raises(NotFound):
         _admin(tenant, "admin_key_revoke", key_id=their_key_id)
@@ -417,12 +417,12 @@ def test_an_admin_sees_the_workspace_limits(tenant):
         "write": 60,
         "custom": False,
     }
-    admin.set_limits(tenant.svc.ports, tenant.workspace_id, RateLimits(search=7, write=3))
+    tenancy.set_limits(tenant.svc.ports, tenant.workspace_id, RateLimits(search=7, write=3))
     assert (_admin(tenant, "admin_limits_get").search, _admin(tenant, "admin_limits_get").custom) == (7, True)
 
 
 def test_admin_operations_are_rate_limited_by_their_class(tenant):
-    admin.set_limits(tenant.svc.ports, tenant.workspace_id, RateLimits(search=120, write=1))
+    tenancy.set_limits(tenant.svc.ports, tenant.workspace_id, RateLimits(search=120, write=1))
     _admin(tenant, "admin_project_create", arguments={"slug": "one"})
 
     with pytest.raises(RateLimited):
@@ -435,5 +435,5 @@ def test_invalid_workspace_names_and_slugs_are_refused(svc, name, slug):
     before = len(svc.ports.tenants.list_workspaces())
 
     with pytest.raises(InvalidRequest):
-        admin.create_workspace(svc.ports, name, project_slug=slug)
+        tenancy.create_workspace(svc.ports, name, project_slug=slug)
     assert len(svc.ports.tenants.list_workspaces()) == before

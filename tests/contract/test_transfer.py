@@ -9,7 +9,7 @@ import pytest
 from mnemo.errors import Conflict, InvalidRequest, NotFound
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope, VersionConflict
-from mnemo.service import admin, transfer
+from mnemo.service import tenancy, transfer
 
 from tests.contract.conftest import new_tenant
 
@@ -35,7 +35,7 @@ def test_export_then_import_into_an_empty_project_reproduces_it(tenant):
     _fill(tenant)
     ports = tenant.svc.ports
     exported = list(transfer.export_project(ports, tenant.project))
-    copy = admin.create_project(ports, tenant.workspace_id, "copy")
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
 
     report = transfer.import_records(ports, copy, lambda: exported)
 
@@ -50,7 +50,7 @@ def test_imported_memories_are_searchable_and_keep_their_team(tenant):
     _fill(tenant)
     ports = tenant.svc.ports
     exported = list(transfer.export_project(ports, tenant.project))
-    copy = admin.create_project(ports, tenant.workspace_id, "copy")
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
     outsider = tenant.key(["memory:read"])
 
     transfer.import_records(ports, copy, lambda: exported)
@@ -85,7 +85,7 @@ def test_existing_ids_fail_the_whole_import_before_anything_is_written(tenant):
     _fill(tenant)
     ports = tenant.svc.ports
     exported = list(transfer.export_project(ports, tenant.project))
-    copy = admin.create_project(ports, tenant.workspace_id, "copy")
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
     transfer.import_records(ports, copy, lambda: exported[:2])
     tenant.call("memory_delete", id=exported[0].id, project="copy")
 
@@ -99,7 +99,7 @@ def test_existing_ids_are_skipped_when_asked(tenant):
     _fill(tenant)
     ports = tenant.svc.ports
     exported = list(transfer.export_project(ports, tenant.project))
-    copy = admin.create_project(ports, tenant.workspace_id, "copy")
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
     transfer.import_records(ports, copy, lambda: exported[:2])
 
     report = transfer.import_records(ports, copy, lambda: exported, on_existing="skip")
@@ -112,7 +112,7 @@ def test_an_id_twice_in_the_input_is_refused(tenant):
     _fill(tenant)
     ports = tenant.svc.ports
     exported = list(transfer.export_project(ports, tenant.project))
-    copy = admin.create_project(ports, tenant.workspace_id, "copy")
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
 
     with pytest.raises(InvalidRequest):
         transfer.import_records(ports, copy, lambda: [*exported, exported[0]])
@@ -123,7 +123,7 @@ def test_export_pages_through_the_whole_project_and_nothing_else(tenant, monkeyp
     monkeypatch.setattr(transfer, "PAGE", 2)
     ids = {tenant.call("memory_add", content=f"note {i}").memory.id for i in range(5)}
     tenant.call(
-        "memory_add", content="elsewhere", project=admin.create_project(tenant.svc.ports, tenant.workspace_id, "x").id
+        "memory_add", content="elsewhere", project=tenancy.create_project(tenant.svc.ports, tenant.workspace_id, "x").id
     )
 
     exported = [r.id for r in transfer.export_project(tenant.svc.ports, tenant.project)]
@@ -163,12 +163,12 @@ def test_scan_project_pages_in_id_order_within_one_project(svc, tenant):
     first = svc.ports.store.scan_project(scope, limit=2)
     second = svc.ports.store.scan_project(scope, cursor=first.cursor, limit=2)
 
-    assert [r.id for r in first.records] == mine[:2] and first.cursor is not None
-    assert [r.id for r in second.records] == mine[2:] and second.cursor is None
+    assert [r.id for r in first.items] == mine[:2] and first.cursor is not None
+    assert [r.id for r in second.items] == mine[2:] and second.cursor is None
 
 
 def test_export_of_an_unknown_project_is_not_found(svc, tenant):
     other = new_tenant(svc, "other")
 
     with pytest.raises(NotFound):
-        admin.project(svc.ports, tenant.workspace_id, other.project.id)
+        tenancy.project(svc.ports, tenant.workspace_id, other.project.id)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
-from mnemo.service.core import Service
+from mnemo.service.pipeline import Service
 
 
 @dataclass
@@ -97,10 +97,10 @@ def test_export_then_import_round_trips_through_a_file(store, tmp_path):
     try:
         svc = Service(backend)
         workspace_id = backend.tenants.list_workspaces()[0].id
-        from mnemo.service import admin
+        from mnemo.service import tenancy
 
         caller = svc.authenticate(
-            f"Bearer {admin.create_key(backend, workspace_id, label='t', scopes=['admin']).plain}"
+            f"Bearer {tenancy.create_key(backend, workspace_id, label='t', scopes=['admin']).plain}"
         )
         added = [
             svc.invoke("memory_add", caller, {"content": text, "tags": ["x"], "team_id": team}).result.memory

@@ -13,12 +13,12 @@ from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Scope
-from mnemo.service import admin
+from mnemo.service import tenancy
 
 
 def test_mnemo_cleanup_removes_expired_memories_and_prints_a_summary(tmp_path):
     backend = SqliteBackend(tmp_path / "mnemo.db")
-    workspace, project = admin.create_workspace(backend, "cli")
+    workspace, project = tenancy.create_workspace(backend, "cli")
     past = utc_now() - timedelta(minutes=5)
     record = MemoryRecord(
         id=memory_id(),

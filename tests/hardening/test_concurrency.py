@@ -18,7 +18,7 @@ import pytest
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.errors import Conflict, RateLimited
 from mnemo.models.records import RateLimits
-from mnemo.service.core import Service
+from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import Tenant, new_tenant
 from tests.e2e.conftest import start_server, stop_server

@@ -18,9 +18,9 @@ import pytest
 from mnemo.local.server import LocalGateway
 from mnemo.local.template import http_routes
 from mnemo.models.records import RateLimits
-from mnemo.service import admin
-from mnemo.service.context import ADMIN, READ
-from mnemo.service.core import Service
+from mnemo.service import tenancy
+from mnemo.service.identity import ADMIN, READ
+from mnemo.service.pipeline import Service
 from mnemo.service.tools import TOOLS
 
 from tests.conftest import EVENTS_KEY
@@ -102,8 +102,8 @@ def assert_clean(answers: list[tuple[int, bytes]], captured: str, *, banner: str
 def gateway(wired_runtime: Service) -> Iterator[tuple[LocalGateway, Service]]:
     svc = wired_runtime
     workspace = svc.ports.tenants.list_workspaces()[0]
-    admin.create_key(svc.ports, workspace.id, label="canary admin", scopes=[ADMIN], plain=KEY)
-    admin.create_key(svc.ports, workspace.id, label="canary reader", scopes=[READ], plain=READ_KEY)
+    tenancy.create_key(svc.ports, workspace.id, label="canary admin", scopes=[ADMIN], plain=KEY)
+    tenancy.create_key(svc.ports, workspace.id, label="canary reader", scopes=[READ], plain=READ_KEY)
     svc.ports.tenants.set_limits(workspace.id, RateLimits(search=1000, write=1000))
     yield LocalGateway(http_routes()), svc
 
@@ -204,7 +204,7 @@ def test_mnemo_serve_output_has_no_key_and_no_content(tmp_path):
 
         backend = SqliteBackend(tmp_path / "mnemo.db")
         workspace = backend.tenants.list_workspaces()[0]
-        admin.create_key(backend, workspace.id, label="reader", scopes=[READ], plain=READ_KEY)
+        tenancy.create_key(backend, workspace.id, label="reader", scopes=[READ], plain=READ_KEY)
         backend.close()
 
         def send(tool: str, arguments: Any, key: str = KEY, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
@@ -223,9 +223,9 @@ def test_mnemo_serve_output_has_no_key_and_no_content(tmp_path):
 
 
 def test_a_created_key_is_returned_once_and_stored_only_as_a_hash(sqlite_backend):
-    workspace, _ = admin.create_workspace(sqlite_backend, "w")
+    workspace, _ = tenancy.create_workspace(sqlite_backend, "w")
 
-    created = admin.create_key(sqlite_backend, workspace.id, label="k", scopes=[READ])
+    created = tenancy.create_key(sqlite_backend, workspace.id, label="k", scopes=[READ])
 
     stored = sqlite_backend.tenants.get_key(created.key.id)
     assert stored is not None

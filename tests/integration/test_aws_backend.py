@@ -14,7 +14,7 @@ from mnemo.backends.aws.opensearch import OpenSearchIndex
 from mnemo.backends.aws.ratelimit import DynamoRateLimiter
 from mnemo.models.common import utc_now
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
-from mnemo.service.core import Service
+from mnemo.service.pipeline import Service
 from mnemo.text import query_terms
 
 from tests.contract.conftest import new_tenant

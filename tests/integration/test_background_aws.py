@@ -21,7 +21,7 @@ from mnemo.local.server import LocalContext
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope
 from mnemo.service.cleanup import PHASES, CleanupOptions, run_cleanup
-from mnemo.service.core import Service
+from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import Tenant, new_tenant
 from tests.support.aws_stack import URL_ENV
@@ -187,7 +187,8 @@ def test_a_record_that_cannot_be_applied_is_reported_and_only_it(aws_stack, back
 
 def test_an_old_change_is_checked_against_the_store_first(aws_stack, backend, stream_backend):
     from mnemo.models.records import MemoryRecord
-    from mnemo.service.indexer import StoreChange, apply_change
+    from mnemo.ports import StoreChange
+    from mnemo.service.indexer import apply_change
 
     tenant = new_tenant(Service(backend))
     memory = tenant.call("memory_add", content="old change").memory

@@ -10,12 +10,12 @@ from datetime import timedelta
 from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.service import admin
+from mnemo.service import tenancy
 from mnemo.service.cleanup import CleanupOptions, deadline_from_remaining, run_cleanup
 
 
 def expired_records(backend, n: int) -> list[MemoryRecord]:
-    workspace, project = admin.create_workspace(backend, "budget")
+    workspace, project = tenancy.create_workspace(backend, "budget")
     past = utc_now() - timedelta(minutes=5)
     records = []
     for i in range(n):

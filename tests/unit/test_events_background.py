@@ -73,7 +73,7 @@ def test_stream_event_is_applied_to_the_index(aws_stack, aws_backend, path):
     exist in this store, so verification is switched off: the images are applied as they are."""
     from mnemo import runtime
     from mnemo.backends.aws.opensearch import doc_id
-    from mnemo.service.core import Service
+    from mnemo.service.pipeline import Service
 
     event = json.loads(path.read_text())
     runtime.use(Service(aws_backend), aws_stack.model_copy(update={"indexer_verify_after_s": 10**9}))

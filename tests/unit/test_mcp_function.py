@@ -23,9 +23,9 @@ from mnemo.config import Settings
 from mnemo.local.server import LocalContext
 from mnemo.models.records import RateLimits
 from mnemo.models.tools import Args, Result
-from mnemo.service import admin
-from mnemo.service.context import ADMIN, READ
-from mnemo.service.core import Service
+from mnemo.service import tenancy
+from mnemo.service.identity import ADMIN, READ
+from mnemo.service.pipeline import Service
 from mnemo.service.tools import TOOLS, Tool
 from pydantic import Field
 
@@ -297,7 +297,7 @@ def test_invalid_arguments_are_an_is_error_result_with_details(wired_runtime):
 
 def test_the_x_project_header_chooses_the_project(wired_runtime):
     workspace_id = wired_runtime.authenticate(f"Bearer {EVENTS_KEY}").workspace_id
-    admin.create_project(wired_runtime.ports, workspace_id, "side")
+    tenancy.create_project(wired_runtime.ports, workspace_id, "side")
 
     added = call_tool("memory_add", {"content": "in the side project"}, headers={"X-Project": "side"})
     in_default = call_tool("memory_search", {})
@@ -318,7 +318,7 @@ def test_the_idempotency_key_argument_makes_a_retry_safe(wired_runtime):
 
 def test_a_key_without_the_scope_gets_a_forbidden_result(wired_runtime):
     workspace_id = wired_runtime.authenticate(f"Bearer {EVENTS_KEY}").workspace_id
-    reader = admin.create_key(wired_runtime.ports, workspace_id, label="reader", scopes=[READ])
+    reader = tenancy.create_key(wired_runtime.ports, workspace_id, label="reader", scopes=[READ])
 
     result = call_tool("memory_add", {"content": "nope"}, key=reader.plain)
 
@@ -329,7 +329,7 @@ def test_a_key_without_the_scope_gets_a_forbidden_result(wired_runtime):
 def one_write_a_minute(tmp_path: Path) -> Iterator[Service]:
     cfg = Settings(backend="sqlite", data_dir=tmp_path / "limited")
     backend = SqliteBackend(cfg.sqlite_path)
-    admin.bootstrap(backend, plain_key=EVENTS_KEY)
+    tenancy.bootstrap(backend, plain_key=EVENTS_KEY)
     svc = Service(backend, default_limits=RateLimits(write=1, search=120))
     runtime.use(svc, cfg)
     yield svc

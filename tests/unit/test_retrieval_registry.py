@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mnemo.service.context import ADMIN, DELETE, READ, WRITE
+from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
 from mnemo.service.tools import TOOLS
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mnemo.service import admin
-from mnemo.service.core import Service
+from mnemo.service import tenancy
+from mnemo.service.pipeline import Service
 
 
 class CountingTenants:
@@ -26,7 +26,7 @@ class Ports:
 
 
 def test_a_tool_call_on_the_default_project_reads_the_workspace_once(sqlite_backend):
-    key = admin.bootstrap(sqlite_backend)
+    key = tenancy.bootstrap(sqlite_backend)
     tenants = CountingTenants(sqlite_backend.tenants)
     svc = Service(Ports(sqlite_backend, tenants))
     caller = svc.authenticate(f"Bearer {key.plain}")

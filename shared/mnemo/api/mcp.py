@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mnemo import strict_json
+from mnemo.api import strict_json
 
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",

@@ -26,7 +26,7 @@ from mnemo.api.errors import as_mnemo_error
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
 from mnemo.api.rest import map_errors, raw_body
 from mnemo.observability import logger, metrics
-from mnemo.service.context import Caller
+from mnemo.service.identity import Caller
 from mnemo.service.tools import TOOLS, Tool
 
 MCP_PATH = "/mcp"

@@ -18,12 +18,13 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mnemo import runtime, strict_json
+from mnemo import runtime
+from mnemo.api import strict_json
 from mnemo.api.errors import as_mnemo_error
 from mnemo.errors import ContentTooLarge, InvalidRequest, NotFound
 from mnemo.observability import logger, metrics
 from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminOperation
-from mnemo.service.core import rate_headers
+from mnemo.service.pipeline import rate_headers
 
 JSON = "application/json"
 

@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mnemo.models.records import Project
-    from mnemo.service.core import Service
+    from mnemo.service.pipeline import Service
 
 DEFAULT_PORT = 8787
 
@@ -55,11 +55,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _local_environment(args.backend, args.data_dir)
     from mnemo import runtime
     from mnemo.local.server import LocalServer
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     ports = runtime.service().ports
-    created = admin.bootstrap(ports, plain_key=os.environ.get("MNEMO_BOOTSTRAP_KEY") or None)
+    created = tenancy.bootstrap(ports, plain_key=os.environ.get("MNEMO_BOOTSTRAP_KEY") or None)
     port = args.port if args.port is not None else int(os.environ.get("MNEMO_PORT", DEFAULT_PORT))
     server = LocalServer(args.host, port)
     server.gateway.warm()
@@ -160,20 +160,20 @@ def _workspace_id(svc: Service, args: argparse.Namespace) -> str:
 
 
 def _project(svc: Service, args: argparse.Namespace) -> Project:
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
-    return admin.project(svc.ports, _workspace_id(svc, args), args.project)
+    return tenancy.project(svc.ports, _workspace_id(svc, args), args.project)
 
 
 def cmd_workspace_create(args: argparse.Namespace, console: Console) -> int:
     from mnemo.models.admin import KeyInfo, WorkspaceInfo
-    from mnemo.service import admin
-    from mnemo.service.context import ADMIN
+    from mnemo.service import tenancy
+    from mnemo.service.identity import ADMIN
 
     svc = _service(args)
-    if not admin.SLUG_RE.match(args.project_slug):
+    if not tenancy.SLUG_RE.match(args.project_slug):
         raise UsageError("--project-slug: 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
-    workspace, project = admin.create_workspace(svc.ports, args.name, project_slug=args.project_slug)
+    workspace, project = tenancy.create_workspace(svc.ports, args.name, project_slug=args.project_slug)
     payload: dict[str, Any] = {
         "workspace": WorkspaceInfo.of(workspace).model_dump(mode="json"),
         "default_project": {"id": project.id, "slug": project.slug},
@@ -181,7 +181,7 @@ def cmd_workspace_create(args: argparse.Namespace, console: Console) -> int:
     text = f"{workspace.id}"
     console.note(f"Created workspace {workspace.name!r} ({workspace.id}) with default project {project.slug!r}.")
     if args.admin_key:
-        new = admin.create_key(svc.ports, workspace.id, label=args.admin_key_label, scopes=[ADMIN])
+        new = tenancy.create_key(svc.ports, workspace.id, label=args.admin_key_label, scopes=[ADMIN])
         payload["admin_key"] = {"key": KeyInfo.of(new.key).model_dump(mode="json"), "secret": new.plain}
         console.note("Its admin API key, shown once (only a hash is stored):")
         text = new.plain
@@ -208,12 +208,12 @@ def cmd_workspace_list(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_project_create(args: argparse.Namespace, console: Console) -> int:
     from mnemo.models.admin import ProjectInfo
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
     svc = _service(args)
     workspace_id = _workspace_id(svc, args)
-    project = admin.create_project(svc.ports, workspace_id, args.slug, args.name)
-    info = ProjectInfo.of(project, admin.workspace(svc.ports, workspace_id))
+    project = tenancy.create_project(svc.ports, workspace_id, args.slug, args.name)
+    info = ProjectInfo.of(project, tenancy.workspace(svc.ports, workspace_id))
     console.note(f"Created project {project.slug!r} in {workspace_id}.")
     console.result({"project": info.model_dump(mode="json")}, project.id)
     return EXIT_OK
@@ -221,11 +221,11 @@ def cmd_project_create(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_project_list(args: argparse.Namespace, console: Console) -> int:
     from mnemo.models.admin import ProjectInfo
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
     svc = _service(args)
     workspace_id = _workspace_id(svc, args)
-    ws = admin.workspace(svc.ports, workspace_id)
+    ws = tenancy.workspace(svc.ports, workspace_id)
     infos = [ProjectInfo.of(p, ws) for p in svc.ports.tenants.list_projects(workspace_id)]
     rows = [[p.id, p.slug, p.name, "yes" if p.default else ""] for p in infos]
     console.result(
@@ -243,8 +243,8 @@ def cmd_key_create(args: argparse.Namespace, console: Console) -> int:
     from pydantic import ValidationError
 
     from mnemo.models.admin import CreateKeyArgs, KeyInfo
-    from mnemo.service import admin
-    from mnemo.service.core import validation_error
+    from mnemo.service import tenancy
+    from mnemo.service.pipeline import validation_error
 
     svc = _service(args)
     workspace_id = _workspace_id(svc, args)
@@ -257,7 +257,7 @@ def cmd_key_create(args: argparse.Namespace, console: Console) -> int:
         )
     except ValidationError as exc:
         raise _explained(validation_error(exc)) from None
-    new = admin.create_key(
+    new = tenancy.create_key(
         svc.ports,
         workspace_id,
         label=spec.label,
@@ -275,11 +275,11 @@ def cmd_key_create(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_key_list(args: argparse.Namespace, console: Console) -> int:
     from mnemo.models.admin import KeyInfo
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
     svc = _service(args)
     workspace_id = _workspace_id(svc, args)
-    infos = [KeyInfo.of(k) for k in admin.list_keys(svc.ports, workspace_id)]
+    infos = [KeyInfo.of(k) for k in tenancy.list_keys(svc.ports, workspace_id)]
     rows = [
         [
             k.id,
@@ -300,19 +300,19 @@ def cmd_key_list(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_key_revoke(args: argparse.Namespace, console: Console) -> int:
     from mnemo.models.admin import KeyInfo
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
     svc = _service(args)
-    key = admin.revoke_key(svc.ports, _workspace_id(svc, args), args.key_id)
+    key = tenancy.revoke_key(svc.ports, _workspace_id(svc, args), args.key_id)
     console.note(f"Revoked {key.id} ({key.label!r}); it is refused from its next call.")
     console.result({"key": KeyInfo.of(key).model_dump(mode="json")}, key.id)
     return EXIT_OK
 
 
 def _limits_payload(svc: Service, workspace_id: str) -> tuple[dict[str, Any], str]:
-    from mnemo.service import admin
+    from mnemo.service import tenancy
 
-    limits, custom = admin.effective_limits(svc.ports, workspace_id, svc.default_limits)
+    limits, custom = tenancy.effective_limits(svc.ports, workspace_id, svc.default_limits)
     payload = {"workspace_id": workspace_id, "search": limits.search, "write": limits.write, "custom": custom}
     origin = "this workspace's own" if custom else "the deployment's defaults"
     text = f"search {limits.search}/min  write {limits.write}/min  ({origin})"
@@ -330,8 +330,8 @@ def cmd_limits_set(args: argparse.Namespace, console: Console) -> int:
     from pydantic import ValidationError
 
     from mnemo.models.records import RateLimits
-    from mnemo.service import admin
-    from mnemo.service.core import validation_error
+    from mnemo.service import tenancy
+    from mnemo.service.pipeline import validation_error
 
     if args.default and (args.search is not None or args.write is not None):
         raise UsageError("--default cannot be combined with --search or --write")
@@ -340,9 +340,9 @@ def cmd_limits_set(args: argparse.Namespace, console: Console) -> int:
     svc = _service(args)
     workspace_id = _workspace_id(svc, args)
     if args.default:
-        admin.set_limits(svc.ports, workspace_id, None)
+        tenancy.set_limits(svc.ports, workspace_id, None)
     else:
-        current, _ = admin.effective_limits(svc.ports, workspace_id, svc.default_limits)
+        current, _ = tenancy.effective_limits(svc.ports, workspace_id, svc.default_limits)
         try:
             limits = RateLimits(
                 search=args.search if args.search is not None else current.search,
@@ -350,7 +350,7 @@ def cmd_limits_set(args: argparse.Namespace, console: Console) -> int:
             )
         except ValidationError as exc:
             raise _explained(validation_error(exc)) from None
-        admin.set_limits(svc.ports, workspace_id, limits)
+        tenancy.set_limits(svc.ports, workspace_id, limits)
     payload, text = _limits_payload(svc, workspace_id)
     console.result(payload, text)
     return EXIT_OK

@@ -5,7 +5,7 @@ in :class:`CreatedKey`, and is never stored."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -15,6 +15,8 @@ from mnemo.models.common import (
     MemoryId,
     Path,
     ProjectRefArg,
+    ScopeName,
+    Slug,
     Source,
     Tags,
     TeamId,
@@ -23,14 +25,6 @@ from mnemo.models.common import (
 )
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 
-ScopeName = Literal["memory:read", "memory:write", "memory:delete", "admin"]
-Slug = Annotated[
-    str,
-    Field(
-        pattern=r"^[a-z0-9][a-z0-9-]{0,62}$",
-        description="1-63 characters of a-z, 0-9 and '-', starting with a letter or digit.",
-    ),
-]
 Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, AwareDatetime, Field, PlainSerializer
 from pydantic_core import PydanticCustomError
@@ -13,6 +13,14 @@ MAX_CONTENT_BYTES = 4096
 MAX_TAGS = 20
 MAX_PROJECT_REF = 64
 MAX_IDEMPOTENCY_KEY = 255
+
+#: what an API key may do (SPEC §1); ``admin`` includes every other scope
+ScopeName = Literal["memory:read", "memory:write", "memory:delete", "admin"]
+SCOPE_NAMES: tuple[str, ...] = get_args(ScopeName)
+
+#: a project's slug, unique inside its workspace
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+SLUG_RULE = "1-63 characters of a-z, 0-9 and '-', starting with a letter or digit"
 
 _ULID = "[0-9A-HJKMNP-TV-Z]{26}"
 MEMORY_ID_RE = re.compile(f"^mem_{_ULID}$")
@@ -111,3 +119,4 @@ ProjectRefArg = Annotated[
         description="Project slug or id; defaults to X-Project, the key's project, then the workspace default.",
     ),
 ]
+Slug = Annotated[str, Field(pattern=SLUG_PATTERN, description=SLUG_RULE[0].upper() + SLUG_RULE[1:] + ".")]

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from mnemo.models import admin as m
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports, RateClass
-from mnemo.service import admin
-from mnemo.service.context import Caller
+from mnemo.service import tenancy
+from mnemo.service.identity import Caller
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,11 @@ class AdminOperation:
 
 
 def _list_keys(ctx: AdminContext, _: None) -> m.KeyList:
-    return m.KeyList(keys=[m.KeyInfo.of(k) for k in admin.list_keys(ctx.ports, ctx.workspace_id)])
+    return m.KeyList(keys=[m.KeyInfo.of(k) for k in tenancy.list_keys(ctx.ports, ctx.workspace_id)])
 
 
 def _create_key(ctx: AdminContext, args: m.CreateKeyArgs) -> m.CreatedKey:
-    new = admin.create_key(
+    new = tenancy.create_key(
         ctx.ports,
         ctx.workspace_id,
         label=args.label,
@@ -67,22 +67,22 @@ def _create_key(ctx: AdminContext, args: m.CreateKeyArgs) -> m.CreatedKey:
 
 
 def _revoke_key(ctx: AdminContext, _: None) -> m.KeyResult:
-    return m.KeyResult(key=m.KeyInfo.of(admin.revoke_key(ctx.ports, ctx.workspace_id, ctx.params["key_id"])))
+    return m.KeyResult(key=m.KeyInfo.of(tenancy.revoke_key(ctx.ports, ctx.workspace_id, ctx.params["key_id"])))
 
 
 def _list_projects(ctx: AdminContext, _: None) -> m.ProjectList:
-    ws = admin.workspace(ctx.ports, ctx.workspace_id)
+    ws = tenancy.workspace(ctx.ports, ctx.workspace_id)
     projects = ctx.ports.tenants.list_projects(ctx.workspace_id)
     return m.ProjectList(projects=[m.ProjectInfo.of(p, ws) for p in projects])
 
 
 def _create_project(ctx: AdminContext, args: m.CreateProjectArgs) -> m.ProjectResult:
-    project = admin.create_project(ctx.ports, ctx.workspace_id, args.slug, args.name)
-    return m.ProjectResult(project=m.ProjectInfo.of(project, admin.workspace(ctx.ports, ctx.workspace_id)))
+    project = tenancy.create_project(ctx.ports, ctx.workspace_id, args.slug, args.name)
+    return m.ProjectResult(project=m.ProjectInfo.of(project, tenancy.workspace(ctx.ports, ctx.workspace_id)))
 
 
 def _limits(ctx: AdminContext, _: None) -> m.LimitsInfo:
-    limits, custom = admin.effective_limits(ctx.ports, ctx.workspace_id, ctx.default_limits)
+    limits, custom = tenancy.effective_limits(ctx.ports, ctx.workspace_id, ctx.default_limits)
     return m.LimitsInfo(workspace_id=ctx.workspace_id, search=limits.search, write=limits.write, custom=custom)
 
 

@@ -1,42 +1,15 @@
-"""Who is calling, and where: built once per call by ``Service.invoke``."""
+"""Where a call acts and for whom: built once per call by ``Service.invoke``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from mnemo.errors import Forbidden, NotFound
+from mnemo.errors import NotFound
 from mnemo.models.records import MemoryRecord, Project
 from mnemo.models.tools import ProjectRef
 from mnemo.ports import MemoryFilter, Ports, Scope
-
-READ, WRITE, DELETE, ADMIN = "memory:read", "memory:write", "memory:delete", "admin"
-ALL_SCOPES = (READ, WRITE, DELETE, ADMIN)
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    key_id: str
-    workspace_id: str
-    label: str
-    scopes: frozenset[str]
-    team_ids: frozenset[str]
-    default_project_id: str | None
-
-    @property
-    def is_admin(self) -> bool:
-        return ADMIN in self.scopes
-
-    def may(self, needed: frozenset[str]) -> bool:
-        """True when the key holds any of ``needed`` (admin holds all)."""
-        return self.is_admin or bool(self.scopes & needed)
-
-    def sees_team(self, team_id: str | None) -> bool:
-        return team_id is None or self.is_admin or team_id in self.team_ids
-
-    def require_team(self, team_id: str) -> None:
-        if not self.sees_team(team_id):
-            raise Forbidden(f"this key does not belong to team {team_id!r}")
+from mnemo.service.identity import Caller
 
 
 @dataclass(frozen=True, slots=True)

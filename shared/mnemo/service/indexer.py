@@ -11,29 +11,16 @@ instead, or nothing when the record is gone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
 from mnemo.models.common import utc_now
-from mnemo.models.records import MemoryRecord
-from mnemo.ports import Ports, Scope
+from mnemo.ports import Ports, Scope, StoreChange
 
 #: half the cleanup job's default tombstone retention
 DEFAULT_VERIFY_AFTER = timedelta(minutes=5)
 
 Outcome = Literal["indexed", "removed", "skipped"]
-
-
-@dataclass(frozen=True, slots=True)
-class StoreChange:
-    """One change of the record store, as its change stream reports it."""
-
-    action: Literal["upsert", "remove"]
-    #: the record after the change (upsert) or before it (remove)
-    record: MemoryRecord
-    #: when the store made the change (None: unknown, treated as old)
-    at: datetime | None = None
 
 
 def apply_change(

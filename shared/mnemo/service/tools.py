@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from mnemo.models import tools as m
 from mnemo.ports import RateClass
 from mnemo.service import memories, retrieval
-from mnemo.service.context import ADMIN, DELETE, READ, WRITE, CallContext
+from mnemo.service.context import CallContext
+from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
 
 
 @dataclass(frozen=True)

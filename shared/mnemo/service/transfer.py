@@ -35,7 +35,7 @@ def export_project(
     cursor: str | None = None
     while True:
         page = ports.store.scan_project(scope, cursor=cursor, limit=PAGE)
-        for record in page.records:
+        for record in page.items:
             if include_expired or not record.expired(now):
                 yield record
         if page.cursor is None:

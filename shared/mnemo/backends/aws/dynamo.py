@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
-from mnemo.ports import MemoryFilter, RecordPage, Scope, VersionConflict
+from mnemo.ports import MemoryFilter, Page, Scope, VersionConflict
 
 RECENT_INDEX = "recent"
 REPAIR_INDEX = "repair"
@@ -257,7 +257,7 @@ class DynamoMemoryStore:
                 return
             request["ExclusiveStartKey"] = last
 
-    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> RecordPage:
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Page[MemoryRecord]:
         """The project's records in id order (for export): a ``Query`` on its own partition
         (``MEM#`` items sort before ``REPAIR#`` markers), never a Scan."""
         out = self.client.query(
@@ -277,7 +277,7 @@ class DynamoMemoryStore:
         last_key = (out.get("LastEvaluatedKey") or {}).get("sk", {}).get("S", "")
         more = len(records) > limit or (bool(records) and last_key.startswith("MEM#"))
         records = records[:limit]
-        return RecordPage(records, records[-1].id if more else None)
+        return Page(records, records[-1].id if more else None)
 
     def mark_for_repair(self, record: MemoryRecord) -> None:
         """Flag the record for the cleanup job (sparse GSI ``repair``). When the record is gone

@@ -1,7 +1,7 @@
 """Per-workspace GCRA buckets as DynamoDB items, decided inside ``ConditionExpression``s.
 
 A bucket is one item ``pk = RL#<workspace>#<class>`` holding ``tat`` (theoretical arrival time,
-integer epoch milliseconds; see :mod:`mnemo.ratelimit`). With ``T`` the emission interval and
+integer epoch milliseconds; see :mod:`mnemo.gcra`). With ``T`` the emission interval and
 ``C = T * limit`` the bucket's capacity, a call at ``now`` is admitted by one of two conditional
 ``UpdateItem``s — DynamoDB applies each atomically per item, so racing callers can never both take
 the last token:
@@ -11,7 +11,7 @@ the last token:
 
 No read precedes them: ``ReturnValues=UPDATED_NEW`` gives the new ``tat`` on success and
 ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` the current one on failure, which is all
-:func:`mnemo.ratelimit.step` needs for ``remaining`` / ``reset`` / ``retry_after``. The last ``tat``
+:func:`mnemo.gcra.step` needs for ``remaining`` / ``reset`` / ``retry_after``. The last ``tat``
 seen per bucket picks which update to try first, so a busy bucket usually costs one write; at
 most two are ever sent. A rejection is remembered until its retry time, so a client hammering
 after a 429 costs no DynamoDB request until then (``tat`` never decreases, so the remembered
@@ -29,8 +29,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mnemo.backends.aws.dynamo import is_condition_failure
+from mnemo.gcra import WINDOW_MS, interval_ms, step
 from mnemo.ports import RateClass, RateDecision
-from mnemo.ratelimit import WINDOW_MS, interval_ms, step
 
 #: buckets whose last decision is remembered per process (LRU)
 CACHE_SIZE = 4096

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mnemo.backends.aws.dynamo import record_from_item
-from mnemo.service.indexer import StoreChange
+from mnemo.ports import StoreChange
 
 
 def change_from_stream_record(raw: dict[str, Any]) -> StoreChange | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from mnemo import text
 from mnemo.backends.sqlite.maintenance import SqliteMaintenance
+from mnemo.gcra import step
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
 from mnemo.ports import (
@@ -30,13 +31,12 @@ from mnemo.ports import (
     IndexHit,
     IndexQuery,
     MemoryFilter,
+    Page,
     RateClass,
     RateDecision,
-    RecordPage,
     Scope,
     VersionConflict,
 )
-from mnemo.ratelimit import step
 
 IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
 #: bm25 column weights: scope, content, tags, path
@@ -239,7 +239,7 @@ class SqliteMemoryStore:
         )
         return [_record(r) for r in rows]
 
-    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> RecordPage:
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Page[MemoryRecord]:
         rows = (
             self.db.conn()
             .execute(
@@ -251,7 +251,7 @@ class SqliteMemoryStore:
         )
         more = len(rows) > limit
         records = [_record(r) for r in rows[:limit]]
-        return RecordPage(records, records[-1].id if more else None)
+        return Page(records, records[-1].id if more else None)
 
     def mark_for_repair(self, record: MemoryRecord) -> None:
         with self.db.write() as conn:

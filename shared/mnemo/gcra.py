@@ -12,9 +12,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mnemo.ports import RateDecision
-
 WINDOW_MS = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class RateDecision:
+    allowed: bool
+    limit: int
+    remaining: int
+    #: seconds until the bucket is full again
+    reset_s: int
+    #: whole seconds to wait before a retry can succeed (0 when allowed)
+    retry_after_s: int
+    window_s: int = 60
+    rate_class: str = "search"
 
 
 @dataclass(frozen=True, slots=True)

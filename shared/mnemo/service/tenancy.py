@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from mnemo.errors import Conflict, InvalidRequest, NotFound
 from mnemo.ids import new_id
-from mnemo.models.common import utc_now
+from mnemo.models.common import SLUG_PATTERN, SLUG_RULE, utc_now
 from mnemo.models.records import ApiKey, Project, RateLimits, Workspace
 from mnemo.ports import Ports, VersionConflict
 from mnemo.service import keys
-from mnemo.service.context import ADMIN, ALL_SCOPES
+from mnemo.service.identity import ADMIN, ALL_SCOPES
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG_RE = re.compile(SLUG_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def create_workspace(ports: Ports, name: str, *, project_slug: str = "default") 
     if not name.strip() or len(name) > 128 or any(ord(c) < 32 for c in name):
         raise InvalidRequest("a workspace name is 1-128 characters with no control characters")
     if not SLUG_RE.match(project_slug):
-        raise InvalidRequest("a slug is 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+        raise InvalidRequest(f"a slug is {SLUG_RULE}")
     now = utc_now()
     workspace_id = new_id("ws")
     project = Project(id=new_id("prj"), workspace_id=workspace_id, slug=project_slug, name=project_slug, created_at=now)
@@ -41,7 +41,7 @@ def create_workspace(ports: Ports, name: str, *, project_slug: str = "default") 
 
 def create_project(ports: Ports, workspace_id: str, slug: str, name: str | None = None) -> Project:
     if not SLUG_RE.match(slug):
-        raise InvalidRequest("a slug is 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit")
+        raise InvalidRequest(f"a slug is {SLUG_RULE}")
     if ports.tenants.get_workspace(workspace_id) is None:
         raise NotFound("no such workspace")
     project = Project(id=new_id("prj"), workspace_id=workspace_id, slug=slug, name=name or slug, created_at=utc_now())

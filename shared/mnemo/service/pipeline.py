@@ -18,7 +18,8 @@ from mnemo.models.records import Project, RateLimits, Workspace
 from mnemo.ports import Ports, RateClass, RateDecision
 from mnemo.service import keys
 from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminContext
-from mnemo.service.context import CallContext, Caller
+from mnemo.service.context import CallContext
+from mnemo.service.identity import Caller, bearer_secret
 from mnemo.service.tools import TOOLS, Tool
 
 
@@ -66,7 +67,7 @@ class Service:
     # -- identity ---------------------------------------------------------------------------
 
     def authenticate(self, authorization: str | None) -> Caller:
-        plain = _bearer(authorization)
+        plain = bearer_secret(authorization)
         if plain is None:
             raise Unauthorized("missing API key: send Authorization: Bearer <key>")
         key = self.ports.tenants.get_key(keys.key_id_for(plain))
@@ -185,13 +186,3 @@ class Service:
                 headers=rate_headers(decision),
             )
         return decision
-
-
-def _bearer(authorization: str | None) -> str | None:
-    if not authorization:
-        return None
-    scheme, _, value = authorization.strip().partition(" ")
-    value = value.strip()
-    if scheme.lower() != "bearer" or not value:
-        return None
-    return value
