@@ -72,15 +72,39 @@ class RateLimited(MnemoError):
     code = "rate_limited"
 
 
+#: what a 503 tells the caller to wait before retrying
+RETRY_UNAVAILABLE_S = 5
+
+
 class Unavailable(MnemoError):
+    """A backend cannot be used right now. Adapters raise the subclasses below for their engine's
+    outages (connection failures, timeouts, throttling, a locked file), so no other layer ever
+    inspects an engine's exceptions. ``cause`` says what failed, for logs only."""
+
     status = 503
     code = "unavailable"
+
+    def __init__(
+        self,
+        message: str = "a backend is unavailable; retry shortly",
+        *,
+        cause: str = "",
+        retry_after: int | None = RETRY_UNAVAILABLE_S,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, retry_after=retry_after, **kwargs)
+        self.cause = cause
+
+
+class StoreUnavailable(Unavailable):
+    """The record store (or the tenant, rate-limit or idempotency tables beside it) is down."""
+
+
+class IndexUnavailable(Unavailable):
+    """The search index cannot be written or read. A write that reached the store stands and is
+    marked for repair (the service catches this); a read answers 503."""
 
 
 class Internal(MnemoError):
     status = 500
     code = "internal"
-
-
-class IndexUnavailable(Exception):
-    """The search index could not be written or read; the service decides what the caller sees."""

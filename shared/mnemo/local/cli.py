@@ -19,7 +19,6 @@ import contextlib
 import json
 import logging
 import os
-import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -136,12 +135,8 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def _service(args: argparse.Namespace) -> Service:
     _local_environment(args.backend, args.data_dir)
     from mnemo import runtime
-    from mnemo.errors import Unavailable
 
-    try:
-        return runtime.service()
-    except (OSError, sqlite3.Error) as exc:
-        raise Unavailable(f"cannot open the {runtime.settings().backend} store: {exc}") from None
+    return runtime.service()
 
 
 def _workspace_id(svc: Service, args: argparse.Namespace) -> str:
@@ -463,8 +458,8 @@ def _run_admin(func: Callable[[argparse.Namespace, Console], int]) -> Callable[[
         except UsageError as exc:
             console.error(str(exc), "usage")
             return EXIT_USAGE
-        except Unavailable as exc:
-            console.error(exc.message, exc.code)
+        except Unavailable as exc:  # the operator may see the cause; API callers never do
+            console.error(f"{exc.message} ({exc.cause})" if exc.cause else exc.message, exc.code)
             return EXIT_UNAVAILABLE
         except MnemoError as exc:
             console.error(exc.message, exc.code)
@@ -472,25 +467,11 @@ def _run_admin(func: Callable[[argparse.Namespace, Console], int]) -> Callable[[
         except OSError as exc:  # an input or output file
             console.error(f"{exc.filename or 'file'}: {exc.strerror or exc}", "io_error")
             return EXIT_ERROR
-        except sqlite3.Error as exc:
-            console.error(f"the SQLite store cannot be used: {exc}", "unavailable")
-            return EXIT_UNAVAILABLE
         except Exception as exc:  # noqa: BLE001 - the operator's own tool: say what broke, no traceback
-            if _is_outage(exc):
-                console.error(f"the backend is unavailable: {exc}", "unavailable")
-                return EXIT_UNAVAILABLE
             console.error(f"internal error: {type(exc).__name__}: {exc}", "internal")
             return EXIT_ERROR
 
     return run
-
-
-def _is_outage(exc: Exception) -> bool:
-    try:
-        from botocore.exceptions import BotoCoreError, NoCredentialsError
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(exc, BotoCoreError) and not isinstance(exc, NoCredentialsError)
 
 
 # ---- the parser -----------------------------------------------------------------------------

@@ -32,9 +32,12 @@ from datetime import datetime
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel
 
+from mnemo.backends.errors import translate_errors
+from mnemo.errors import StoreUnavailable
 from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
@@ -59,6 +62,28 @@ def to_item(values: dict[str, Any]) -> dict[str, Any]:
 
 def from_item(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _de.deserialize(v) for k, v in item.items()}
+
+
+#: DynamoDB error codes that mean "overloaded or briefly down", not "your request is wrong"
+OUTAGE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "ThrottlingException",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
+
+
+def outage(exc: BaseException) -> StoreUnavailable | None:
+    """Throttling, 5xx and connection failures of DynamoDB are outages (503); other errors are bugs."""
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        return StoreUnavailable(cause=f"DynamoDB {code}") if code in OUTAGE_CODES else None
+    if isinstance(exc, BotoConnectionError | ConnectTimeoutError | ReadTimeoutError):
+        return StoreUnavailable(cause=f"DynamoDB {type(exc).__name__}")
+    return None
 
 
 def is_condition_failure(exc: ClientError) -> bool:
@@ -165,6 +190,7 @@ def filter_expression(flt: MemoryFilter) -> tuple[str, dict[str, str], dict[str,
     return " AND ".join(clauses), names, values
 
 
+@translate_errors(outage)
 class DynamoMemoryStore:
     def __init__(self, client: Any, table: str) -> None:
         self.client = client
@@ -333,6 +359,7 @@ def _body(model: BaseModel) -> dict[str, Any]:
     return {"body": {"S": model.model_dump_json()}}
 
 
+@translate_errors(outage)
 class DynamoTenantStore:
     """Tenants in one table. Every call reads its workspace (limits) and project: found workspaces
     and projects are remembered per process for ``cache_s`` seconds, which saves ~3 GetItems a

@@ -22,9 +22,13 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
     IdempotencyValidationError,
 )
 
+from mnemo.backends.aws.dynamo import outage
+from mnemo.backends.errors import translate_errors
+from mnemo.errors import StoreUnavailable
 from mnemo.ports import IdempotencyMismatch, VersionConflict
 
 #: how long a key replays its first result (SPEC leaves it open; 24 h, as the SQLite backend)
@@ -32,6 +36,13 @@ EXPIRES_AFTER_S = 24 * 3600
 #: a claim whose call died (timeout, crash) frees the key after this long
 IN_PROGRESS_BUDGET_MS = 30_000
 KEY_PREFIX = "mnemo.memory_add"
+
+
+def _outage(exc: BaseException) -> StoreUnavailable | None:
+    """Powertools wraps the table's failures in ``IdempotencyPersistenceLayerError``."""
+    if isinstance(exc, IdempotencyPersistenceLayerError) and exc.__cause__ is not None:
+        return outage(exc.__cause__)
+    return outage(exc)
 
 
 class _Budget:
@@ -42,6 +53,7 @@ class _Budget:
         return IN_PROGRESS_BUDGET_MS
 
 
+@translate_errors(_outage)
 class PowertoolsIdempotencyStore:
     def __init__(self, client: Any, table: str) -> None:
         self.persistence = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)

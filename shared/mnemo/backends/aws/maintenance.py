@@ -51,7 +51,7 @@ def _index_call() -> Iterator[None]:
         yield
     except TransportError as exc:
         if _outage(exc):
-            raise IndexUnavailable(f"index maintenance failed ({exc.status_code})") from None
+            raise IndexUnavailable(cause=f"OpenSearch maintenance failed ({exc.status_code})") from exc
         raise
 
 

@@ -233,7 +233,7 @@ class OpenSearchIndex:
                     self._create()
             except TransportError as exc:
                 if _outage(exc):
-                    raise IndexUnavailable(str(exc.status_code)) from None
+                    raise IndexUnavailable(cause=f"OpenSearch setup failed ({exc.status_code})") from exc
                 raise
             self._ready = True
 
@@ -280,7 +280,7 @@ class OpenSearchIndex:
             return  # this version or a newer one is indexed already: done
         except TransportError as exc:
             if _outage(exc):
-                raise IndexUnavailable(f"index write failed ({exc.status_code})") from None
+                raise IndexUnavailable(cause=f"OpenSearch write failed ({exc.status_code})") from exc
             raise
 
     def search(self, query: IndexQuery) -> list[IndexHit]:
@@ -292,7 +292,7 @@ class OpenSearchIndex:
             return []  # no index yet: nothing was ever written
         except TransportError as exc:
             if _outage(exc):
-                raise IndexUnavailable(f"index search failed ({exc.status_code})") from None
+                raise IndexUnavailable(cause=f"OpenSearch search failed ({exc.status_code})") from exc
             raise
         return [
             IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 0.0))

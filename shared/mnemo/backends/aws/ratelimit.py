@@ -28,7 +28,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnemo.backends.aws.dynamo import is_condition_failure
+from mnemo.backends.aws.dynamo import is_condition_failure, outage
+from mnemo.backends.errors import translate_errors
 from mnemo.gcra import WINDOW_MS, interval_ms, step
 from mnemo.ports import RateClass, RateDecision
 
@@ -42,6 +43,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+@translate_errors(outage)
 class DynamoRateLimiter:
     def __init__(self, client: Any, table: str, *, clock: Callable[[], int] = _now_ms) -> None:
         self.client = client

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from mnemo import text
+from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.maintenance import SqliteMaintenance
+from mnemo.errors import StoreUnavailable
 from mnemo.gcra import step
 from mnemo.models.common import format_ts
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
@@ -39,8 +41,30 @@ from mnemo.ports import (
 )
 
 IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
+#: SQLite result codes that mean "the file cannot be used right now" (extended codes share the prefix)
+_OUTAGES = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR")
+
+
+def outage(exc: BaseException) -> StoreUnavailable | None:
+    """A locked, unreadable or vanished database file is an outage (503); other errors are bugs."""
+    if isinstance(exc, sqlite3.OperationalError) and (exc.sqlite_errorname or "").startswith(_OUTAGES):
+        return StoreUnavailable(cause=str(exc.sqlite_errorname))
+    return None
+
+
 #: bm25 column weights: scope, content, tags, path
 _BM25 = "bm25(memory_fts, 0.0, 1.0, 0.6, 0.4)"
+
+
+def _execute(conn: sqlite3.Connection, statement: str) -> None:
+    """BEGIN and COMMIT run in the caller's ``with``, outside any adapter method: translate here."""
+    try:
+        conn.execute(statement)
+    except sqlite3.OperationalError as exc:
+        error = outage(exc)
+        if error is None:
+            raise
+        raise error from exc
 
 
 class _Connection(sqlite3.Connection):
@@ -88,7 +112,7 @@ class Database:
             finally:
                 self._local.depth -= 1
             return
-        conn.execute("BEGIN IMMEDIATE")
+        _execute(conn, "BEGIN IMMEDIATE")
         self._local.depth = 1
         try:
             yield conn
@@ -96,7 +120,7 @@ class Database:
             conn.execute("ROLLBACK")
             raise
         else:
-            conn.execute("COMMIT")
+            _execute(conn, "COMMIT")
         finally:
             self._local.depth = 0
 
@@ -174,6 +198,7 @@ def _record(row: sqlite3.Row) -> MemoryRecord:
     return MemoryRecord.model_validate_json(row["body"])
 
 
+@translate_errors(outage)
 class SqliteMemoryStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -276,6 +301,7 @@ def _row_values(record: MemoryRecord) -> tuple[Any, ...]:
     )
 
 
+@translate_errors(outage)
 class SqliteSearchIndex:
     """FTS5 over analysed terms. Writes join the store's transaction (same connection)."""
 
@@ -385,6 +411,7 @@ class SqliteSearchIndex:
 _MAX_CANDIDATES = 4096
 
 
+@translate_errors(outage)
 class SqliteRateLimiter:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -406,6 +433,7 @@ class SqliteRateLimiter:
             return result.decision
 
 
+@translate_errors(outage)
 class SqliteTenantStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -486,6 +514,7 @@ class SqliteTenantStore:
             return True
 
 
+@translate_errors(outage)
 class SqliteIdempotencyStore:
     """Keys and first results in one table; ``run_once`` holds the write transaction around the
     check, the computation and the store, so a concurrent duplicate waits and then replays."""
@@ -538,7 +567,10 @@ class SqliteBackend:
     """All ports over one database file."""
 
     def __init__(self, path: str | Path) -> None:
-        self.db = Database(path)
+        try:
+            self.db = Database(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}", cause=type(exc).__name__) from exc
         self.store = SqliteMemoryStore(self.db)
         self.index = SqliteSearchIndex(self.db)
         self.limiter = SqliteRateLimiter(self.db)

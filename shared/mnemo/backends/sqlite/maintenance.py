@@ -14,12 +14,19 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mnemo.backends.errors import translate_errors
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Comparison, IndexEntry, Page, RepairMark, Scope
 
 if TYPE_CHECKING:
     from mnemo.backends.sqlite.backend import Database
+
+
+def _outage(exc: BaseException) -> Any:
+    from mnemo.backends.sqlite.backend import outage  # the two modules import each other lazily
+
+    return outage(exc)
 
 
 def _record(row: sqlite3.Row) -> MemoryRecord:
@@ -43,6 +50,7 @@ def _page(items: list[Any], rows: list[sqlite3.Row], limit: int, cursor_of: str)
     return Page(items, str(rows[-1][cursor_of]) if len(rows) == limit else None)
 
 
+@translate_errors(lambda exc: _outage(exc))
 class SqliteMaintenance:
     def __init__(self, db: Database) -> None:
         self.db = db
