@@ -103,7 +103,7 @@ def _measure(backend: Any) -> dict[str, Any]:
     measure("memory_update", "memory_update", id=memory.id, content="数据库延迟 cost of an update")
     measure("memory_search (q)", "memory_search", q="cost")
     measure("memory_search (empty q)", "memory_search", q="")
-    from mnemo.service.tools import TOOLS
+    from mnemo.service.catalog import TOOLS
 
     for tool, field in (("search_memory", "query"), ("recall", "query"), ("recall_context", "query")):
         if tool in TOOLS:
@@ -121,8 +121,9 @@ def run() -> dict[str, Any]:
     ok, reason = available()
     if not ok:
         return {"status": "not run", "reason": reason}
-    from mnemo.backends.aws import AwsBackend, Tables, create_tables
+    from mnemo.backends.aws import AwsBackend, Tables
     from mnemo.backends.aws.backend import dynamodb_client
+    from mnemo.local.tables import create_tables
 
     from tests.support.aws_stack import aws_settings, moto_server
     from tests.support.opensearch_node import OpenSearchNode, fetch
@@ -134,7 +135,7 @@ def run() -> dict[str, Any]:
     try:
         with moto_server() as dynamodb_url:
             cfg = aws_settings(dynamodb_url, node.url)
-            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg))
+            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
             backend = AwsBackend.from_settings(cfg)
             try:
                 costs = _measure(backend)

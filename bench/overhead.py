@@ -1,5 +1,5 @@
 """Service overhead: a retrieval call end to end through the real Lambda handler
-(``functions.search.handler.lambda_handler`` with an API Gateway HTTP API v2 event) against the
+(``functions.read.handler.lambda_handler`` with an API Gateway HTTP API v2 event) against the
 bare backend query that call issues, run side by side, query by query.
 
 The bare query is captured, not re-written: a warm-up call runs with ``set_trace_callback`` on
@@ -45,9 +45,9 @@ def worker(data_dir: Path, size: int, n_queries: int, seed: int) -> dict[str, An
     from mnemo.local.server import LocalContext
 
     from bench.search import retrieval_tools
-    from functions.search.handler import lambda_handler
+    from functions.read.handler import lambda_handler
 
-    context = LocalContext("SearchFunction")
+    context = LocalContext("ReadFunction")
     conn = runtime.service().ports.db.conn()  # type: ignore[attr-defined]
     qs = corpus.queries(seed, n_queries)
     out: dict[str, Any] = {"size": size, "tools": {}}

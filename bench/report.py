@@ -149,7 +149,7 @@ def render(res: dict[str, Any]) -> str:
         lines += [
             f"## Service overhead at {overhead['size']} memories",
             "",
-            "The real Lambda handler (`functions.search.handler.lambda_handler`, API Gateway v2 event, "
+            "The real Lambda handler (`functions.read.handler.lambda_handler`, API Gateway v2 event, "
             "Powertools Logger/Metrics writing to stdout as in Lambda) against the SELECTs it issued, "
             "re-run directly on the same connection, query by query, taking turns at going first.",
             "",

@@ -22,7 +22,7 @@ QUERY_FIELDS = ("q", "query")
 
 def retrieval_tools() -> list[tuple[str, str]]:
     """(tool name, query argument) for every registered free-text retrieval tool."""
-    from mnemo.service.tools import TOOLS
+    from mnemo.service.catalog import TOOLS
 
     found = []
     for name, tool in TOOLS.items():

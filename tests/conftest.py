@@ -99,14 +99,15 @@ def opensearch_url(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def aws_stack(opensearch_url: str) -> Iterator[Settings]:
     """Settings of a fresh AWS stack: tables created from template.yaml, the index on first write."""
-    from mnemo.backends.aws import Tables, create_tables
+    from mnemo.backends.aws import Tables
     from mnemo.backends.aws.backend import dynamodb_client
+    from mnemo.local.tables import create_tables
 
     from tests.support.aws_stack import aws_settings, moto_server
 
     with moto_server() as dynamodb_url:
         cfg = aws_settings(dynamodb_url, opensearch_url)
-        create_tables(dynamodb_client(cfg), Tables.from_settings(cfg))
+        create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
         yield cfg
         _drop_index(cfg)
 

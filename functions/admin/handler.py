@@ -1,11 +1,12 @@
-"""Workspace administration under ``/v1/admin`` (keys, projects, limits): ``admin`` keys only."""
+"""AdminFunction: workspace administration under ``/v1/admin`` (keys, projects, limits), for ``admin`` keys."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mnemo.api.rest import build_app
+from mnemo.api.http import Resolver
+from mnemo.api.routers.admin import admin_router
 from mnemo.observability import logger, metrics, tracer
 
-app = build_app(rate_classes=(), admin=True)
+app = Resolver(admin_router())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

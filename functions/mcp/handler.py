@@ -1,11 +1,12 @@
-"""MCP over Streamable HTTP (``POST /mcp``): every registered tool, for handshake-era and 2026-07-28 clients."""
+"""McpFunction: MCP over Streamable HTTP at ``/mcp`` — every tool, for handshake-era and 2026-07-28 clients."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mnemo.api.mcp_app import build_mcp_app
+from mnemo.api.http import Resolver
+from mnemo.api.routers.mcp import mcp_router
 from mnemo.observability import logger, metrics, tracer
 
-app = build_mcp_app()
+app = Resolver(mcp_router())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -27,6 +27,16 @@ class RateDecision:
     window_s: int = 60
     rate_class: str = "search"
 
+    def headers(self) -> dict[str, str]:
+        """SPEC §5's headers, in the structured-field form of the IETF httpapi rate-limit draft."""
+        headers = {
+            "RateLimit-Policy": f'"{self.rate_class}";q={self.limit};w={self.window_s}',
+            "RateLimit": f'"{self.rate_class}";r={self.remaining};t={self.reset_s}',
+        }
+        if not self.allowed:
+            headers["Retry-After"] = str(self.retry_after_s)
+        return headers
+
 
 @dataclass(frozen=True, slots=True)
 class Step:

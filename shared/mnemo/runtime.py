@@ -1,5 +1,6 @@
-"""Builds the service once per process from the validated settings (Lambda cold start, or the
-local server's start). Tests call :func:`use` to inject their own ports."""
+"""The composition root: builds the service once per process from the validated settings (Lambda
+cold start, or the local server's start) and picks the backend. Tests call :func:`use` to inject
+their own ports."""
 
 from __future__ import annotations
 
@@ -30,7 +31,12 @@ def build_ports(cfg: Settings) -> Ports:
         return SqliteBackend(cfg.sqlite_path)
     from mnemo.backends.aws import AwsBackend
 
-    return AwsBackend.from_settings(cfg)
+    backend = AwsBackend.from_settings(cfg)
+    if cfg.aws_create_tables:  # local use only: in AWS, CloudFormation owns the tables
+        from mnemo.local.tables import create_tables
+
+        create_tables(backend.dynamodb, backend.tables.by_logical_id())
+    return backend
 
 
 def service() -> Service:

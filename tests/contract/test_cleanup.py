@@ -19,8 +19,8 @@ from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Comparison, IndexQuery, MemoryFilter, Ports, Scope
+from mnemo.service.catalog import TOOLS
 from mnemo.service.cleanup import PHASES, CleanupOptions, CleanupSummary, run_cleanup
-from mnemo.service.tools import TOOLS
 
 # -- helpers --------------------------------------------------------------------------------
 

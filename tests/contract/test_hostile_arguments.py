@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mnemo import text
 from mnemo.errors import ContentTooLarge, InvalidRequest, MnemoError
-from mnemo.service.tools import TOOLS
+from mnemo.service.catalog import TOOLS
 
 from tests.contract.conftest import Tenant
 from tests.hardening.spec import ODD_QUERIES

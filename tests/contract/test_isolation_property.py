@@ -31,8 +31,8 @@ from mnemo.errors import Forbidden, InvalidRequest, MnemoError, NotFound
 from mnemo.ids import memory_id
 from mnemo.models.records import RateLimits
 from mnemo.service import tenancy, transfer
+from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import DELETE, READ, WRITE
-from mnemo.service.tools import TOOLS
 
 from tests.contract.conftest import new_tenant
 from tests.contract.tool_args import arguments_for, dumped

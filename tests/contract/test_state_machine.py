@@ -28,8 +28,8 @@ from mnemo import text
 from mnemo.errors import Conflict, NotFound
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports
+from mnemo.service.catalog import TOOLS
 from mnemo.service.pipeline import Service
-from mnemo.service.tools import TOOLS
 
 from tests.contract.conftest import Tenant, new_tenant
 

@@ -8,8 +8,8 @@ import pytest
 from mnemo.errors import Conflict, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
 from mnemo.models.records import RateLimits
 from mnemo.service import tenancy
+from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
-from mnemo.service.tools import TOOLS
 
 from tests.contract.conftest import new_tenant
 from tests.contract.tool_args import arguments_for, dumped, read_tools, write_tools
@@ -327,11 +327,11 @@ def test_a_reset_to_the_defaults_refills_at_the_default_rate_from_the_next_call(
 
 
 def _admin(tenant, name, caller=None, arguments=None, **params):
-    return tenant.svc.invoke_admin(name, caller or tenant.admin, arguments or {}, params).result
+    return tenant.svc.invoke(name, caller or tenant.admin, arguments or {}, params=params).result
 
 
 def test_admin_operations_need_the_admin_scope(tenant):
-    from mnemo.service.admin_ops import ADMIN_OPERATIONS
+    from mnemo.service.catalog import ADMIN_OPERATIONS
 
     member = tenant.key([READ, WRITE, DELETE])
     for name in ADMIN_OPERATIONS:

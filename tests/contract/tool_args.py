@@ -1,4 +1,4 @@
-"""Arguments for whichever tools are registered at run time (``service.tools.TOOLS``), built
+"""Arguments for whichever tools are registered at run time (``service.catalog.TOOLS``), built
 from each tool's argument model, so tests written against "every read tool" or "every write
 tool" cover tools added later without edits."""
 
@@ -7,23 +7,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mnemo.service.tools import TOOLS, Tool
+from mnemo.service.catalog import TOOLS
+from mnemo.service.operations import Operation
 
 #: argument names that carry a memory reference, a query text, a team filter
 ID_FIELDS = ("id", "reference")
 TEXT_FIELDS = ("q", "query")
 
 
-def read_tools() -> list[Tool]:
+def read_tools() -> list[Operation]:
     return [t for t in TOOLS.values() if t.read_only]
 
 
-def write_tools() -> list[Tool]:
+def write_tools() -> list[Operation]:
     return [t for t in TOOLS.values() if not t.read_only]
 
 
 def arguments_for(
-    tool: Tool,
+    tool: Operation,
     *,
     memory_id: str | None = None,
     text: str | None = None,

@@ -95,7 +95,7 @@ def test_errors_have_the_spec_body(server):
 
 
 def test_openapi_is_served_and_names_every_tool(server):
-    from mnemo.service.tools import TOOLS
+    from mnemo.service.catalog import TOOLS
 
     with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=10) as reply:
         doc = json.loads(reply.read())

@@ -66,7 +66,7 @@ async def _session(server: RunningServer, mode: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_sdk_client_lists_adds_finds_and_gets_is_error(server: RunningServer, mode: str) -> None:
-    from mnemo.service.tools import TOOLS
+    from mnemo.service.catalog import TOOLS
 
     seen = anyio.run(_session, server, mode)
 

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mnemo.local.routes import http_routes
 from mnemo.local.server import LocalGateway
-from mnemo.local.template import http_routes
 from mnemo.models.records import RateLimits
 from mnemo.service import tenancy
+from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import ADMIN, READ
 from mnemo.service.pipeline import Service
-from mnemo.service.tools import TOOLS
 
 from tests.conftest import EVENTS_KEY
 from tests.e2e.conftest import start_server, stop_server

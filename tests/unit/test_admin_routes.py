@@ -60,10 +60,10 @@ def test_a_key_created_over_http_is_listed_without_its_secret(wired_runtime):
     assert "salt" not in listed["body"] and "secret_hash" not in listed["body"]
 
 
-def test_every_admin_operation_has_a_template_route_and_an_openapi_operation():
+def test_every_admin_operation_has_a_route_of_the_admin_function_and_an_openapi_operation():
     from mnemo.api.openapi import build_openapi
-    from mnemo.local.template import http_routes
-    from mnemo.service.admin_ops import ADMIN_OPERATIONS
+    from mnemo.local.routes import http_routes
+    from mnemo.service.catalog import ADMIN_OPERATIONS
 
     routes = {(r.method, r.path): r.function for r in http_routes()}
     doc = build_openapi()

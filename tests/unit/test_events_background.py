@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from mnemo.local.server import LocalContext
-from mnemo.local.template import load_template
+
+from tests.support.template import load_template
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

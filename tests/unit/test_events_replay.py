@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from mnemo.local.routes import http_routes, match_route
 from mnemo.local.server import LocalContext
-from mnemo.local.template import http_routes, match_route
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 HTTP_EVENTS = sorted(p for p in EVENTS.glob("*.json") if json.loads(p.read_text()).get("version") == "2.0")
@@ -71,10 +71,10 @@ def test_sample_add_then_search_memory_and_recall_context_find_it(wired_runtime)
 
 
 def test_a_write_tool_sent_to_the_search_function_is_not_served(wired_runtime):
-    from functions.search.handler import lambda_handler
+    from functions.read.handler import lambda_handler
 
     event = json.loads((EVENTS / "memory_add.json").read_text())
-    response = lambda_handler(event, LocalContext("SearchFunction"))
+    response = lambda_handler(event, LocalContext("ReadFunction"))
 
     assert response["statusCode"] == 404
     assert (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from mnemo.local.routes import http_routes
 from mnemo.local.server import LocalGateway
-from mnemo.local.template import http_routes
 
 
 def test_handler_invocations_never_overlap_even_across_functions():

@@ -1,4 +1,4 @@
-"""The MCP function (functions/mcp/handler.py → mnemo.api.mcp_app) at the Lambda-event level.
+"""The MCP function (functions/mcp/handler.py → mnemo.api.routers.mcp) at the Lambda-event level.
 
 The protocol itself is pinned by test_mcp_protocol.py; here: authentication and the body limit
 at HTTP level, the catalog generated from the tool registry, and tools/call running the very
@@ -17,16 +17,17 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from mnemo import __version__, runtime
-from mnemo.api import mcp_app
+from mnemo.api.routers import mcp as mcp_app
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.config import Settings
 from mnemo.local.server import LocalContext
 from mnemo.models.records import RateLimits
 from mnemo.models.tools import Args, Result
 from mnemo.service import tenancy
+from mnemo.service.catalog import REGISTRY, TOOLS
 from mnemo.service.identity import ADMIN, READ
+from mnemo.service.operations import Operation
 from mnemo.service.pipeline import Service
-from mnemo.service.tools import TOOLS, Tool
 from pydantic import Field
 
 from functions.mcp.handler import lambda_handler
@@ -177,7 +178,7 @@ def test_tools_list_is_the_registry_with_schemas_from_the_models(wired_runtime):
         assert listed["title"] == tool.title
         assert listed["description"] == tool.description
         assert listed["inputSchema"] == tool.args_model.model_json_schema(mode="validation")
-        assert listed["outputSchema"] == tool.result_model.model_json_schema(mode="serialization")
+        assert listed["outputSchema"] == tool.result.model_json_schema(mode="serialization")
         assert listed["annotations"] == {
             "readOnlyHint": tool.read_only,
             "destructiveHint": tool.destructive,
@@ -210,26 +211,26 @@ class _EchoResult(Result):
 
 def test_a_tool_registered_in_the_registry_appears_with_no_mcp_code(wired_runtime):
     # Given a tool that exists only in the registry
-    echo = Tool(
-        "zz_echo",
-        "Echo",
-        "Echoes its text.",
-        _EchoArgs,
-        _EchoResult,
-        lambda ctx, args: _EchoResult(project=ctx.project_ref, echo=args.text),
-        "search",
-        frozenset({READ, ADMIN}),
+    echo = Operation(
+        name="zz_echo",
+        title="Echo",
+        description="Echoes its text.",
+        args=_EchoArgs,
+        result=_EchoResult,
+        run=lambda ctx, args: _EchoResult(project=ctx.project_ref, echo=args.text),
+        rate_class="search",
+        scopes=frozenset({READ, ADMIN}),
         read_only=True,
         idempotent=True,
     )
-    TOOLS[echo.name] = echo
+    REGISTRY.register(echo)
     try:
         mcp_app.reset_endpoint()
         # When MCP lists and calls it
         listed = listed_tools()[echo.name]
         result = call_tool(echo.name, {"text": "héllo"})
     finally:
-        del TOOLS[echo.name]
+        REGISTRY.unregister(echo.name)
     # Then it is there, with its models' schemas, and it runs through the service
     assert listed["inputSchema"]["properties"]["text"]["description"] == "What to echo."
     assert result["isError"] is False
@@ -357,13 +358,22 @@ def test_a_crashing_tool_is_an_internal_result_without_internals(wired_runtime):
     def crash(ctx: Any, args: Any) -> Any:
         raise RuntimeError("secret internals")
 
-    broken = Tool("zz_broken", "Broken", "Always crashes.", _EchoArgs, _EchoResult, crash, "search", frozenset({READ}))
-    TOOLS[broken.name] = broken
+    broken = Operation(
+        name="zz_broken",
+        title="Broken",
+        description="Always crashes.",
+        args=_EchoArgs,
+        result=_EchoResult,
+        run=crash,
+        rate_class="search",
+        scopes=frozenset({READ}),
+    )
+    REGISTRY.register(broken)
     try:
         mcp_app.reset_endpoint()
         response = handle(mcp_event(rpc("tools/call", {"name": broken.name, "arguments": {"text": "x"}})))
     finally:
-        del TOOLS[broken.name]
+        REGISTRY.unregister(broken.name)
 
     result = json.loads(response["body"])["result"]
     assert result["isError"] is True
@@ -400,7 +410,7 @@ def test_the_sample_events_get_results(wired_runtime, name):
 
 def test_importing_the_handler_builds_nothing_and_imports_no_sdk():
     code = (
-        "import sys, functions.mcp.handler, mnemo.api.mcp_app as m; "
+        "import sys, functions.mcp.handler, mnemo.api.routers.mcp as m; "
         "print(m._endpoint is None, sorted(n for n in sys.modules "
         "if n.split('.')[0] in ('mcp', 'mcp_types', 'starlette', 'anyio', 'httpx', 'httpx2', 'jsonschema')))"
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemo.api.openapi import build_openapi
-from mnemo.service.tools import TOOLS
+from mnemo.service.catalog import TOOLS
 
 
 def _resolve(doc: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
-from mnemo.service.tools import TOOLS
 
 
 @pytest.mark.parametrize("name", ["search_memory", "recall", "recall_context"])

@@ -4,7 +4,7 @@ the indexer, and cleanup runs on a schedule."""
 
 from __future__ import annotations
 
-from mnemo.local.template import load_template
+from tests.support.template import load_template
 
 RESOURCES = load_template()["Resources"]
 

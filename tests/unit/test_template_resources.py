@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemo.local.template import load_template, table_key_schema
+from tests.support.template import load_template, table_key_schema
 
 RESOURCES = load_template()["Resources"]
 

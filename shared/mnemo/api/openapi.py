@@ -13,8 +13,8 @@ from pydantic.json_schema import models_json_schema
 from mnemo import __version__
 from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF
 from mnemo.models.tools import ErrorBody
-from mnemo.service.admin_ops import ADMIN_OPERATIONS
-from mnemo.service.tools import TOOLS, Tool
+from mnemo.service.catalog import ADMIN_OPERATIONS, TOOLS
+from mnemo.service.operations import Operation
 
 _ERRORS = {
     "400": "Malformed JSON, wrong types, missing or out-of-range arguments (`invalid_request`).",
@@ -39,12 +39,12 @@ _ADMIN_ERRORS = {
 }
 
 
-def _links_from(tool: Tool) -> dict[str, Any]:
+def _links_from(tool: Operation) -> dict[str, Any]:
     """OpenAPI links from a tool that creates a memory (answers with one without taking a reference)
     to every tool that takes a memory's reference (``id``, or ``reference`` for forget), so clients
     and stateful testers can chain ``memory_add`` → ``memory_get`` / ``memory_update`` /
     ``memory_delete`` / ``forget``."""
-    if "memory" not in tool.result_model.model_fields or _takes_reference(tool):
+    if "memory" not in tool.result.model_fields or _takes_reference(tool):
         return {}
     links: dict[str, Any] = {}
     for target in TOOLS.values():
@@ -62,7 +62,7 @@ def _links_from(tool: Tool) -> dict[str, Any]:
     return links
 
 
-def _takes_reference(tool: Tool) -> bool:
+def _takes_reference(tool: Operation) -> bool:
     fields = tool.args_model.model_fields
     return any(name in fields and fields[name].is_required() for name in ("id", "reference"))
 
@@ -71,11 +71,11 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
     models: list[tuple[type, Any]] = [(ErrorBody, "serialization")]
     for tool in TOOLS.values():
         models.append((tool.args_model, "validation"))
-        models.append((tool.result_model, "serialization"))
+        models.append((tool.result, "serialization"))
     for op in ADMIN_OPERATIONS.values():
-        if op.args_model is not None:
-            models.append((op.args_model, "validation"))
-        models.append((op.result_model, "serialization"))
+        if op.args is not None:
+            models.append((op.args, "validation"))
+        models.append((op.result, "serialization"))
     refs, top = models_json_schema(models, ref_template="#/components/schemas/{model}")
     schemas: dict[str, Any] = top.get("$defs", {})
     error_ref = refs[(ErrorBody, "serialization")]
@@ -84,7 +84,7 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
         responses: dict[str, Any] = {
             "200": {
                 "description": "Success.",
-                "content": {"application/json": {"schema": refs[(tool.result_model, "serialization")]}},
+                "content": {"application/json": {"schema": refs[(tool.result, "serialization")]}},
             }
         }
         if links := _links_from(tool):
@@ -128,7 +128,7 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
         responses = {
             str(op.status): {
                 "description": "Success.",
-                "content": {"application/json": {"schema": refs[(op.result_model, "serialization")]}},
+                "content": {"application/json": {"schema": refs[(op.result, "serialization")]}},
             }
         }
         for status, text in _ADMIN_ERRORS.items():
@@ -153,10 +153,10 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
                 }
                 for name in params
             ]
-        if op.args_model is not None:
+        if op.args is not None:
             operation["requestBody"] = {
                 "required": True,
-                "content": {"application/json": {"schema": refs[(op.args_model, "validation")]}},
+                "content": {"application/json": {"schema": refs[(op.args, "validation")]}},
             }
         paths.setdefault(op.path, {})[op.method.lower()] = operation
     paths["/healthz"] = {

@@ -1,5 +1,5 @@
 """The local HTTP server: each request becomes an API Gateway HTTP API (v2) event and goes to
-the function that ``template.yaml`` names for its route — the very handler code Lambda runs."""
+the function that serves its route (``mnemo.local.routes``) — the very handler code Lambda runs."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from mnemo.api.errors import where
-from mnemo.local.template import Route, http_routes, match_route
+from mnemo.local.routes import Route, http_routes, match_route
 
 log = logging.getLogger("mnemo.local")
 
@@ -107,7 +107,7 @@ class LocalGateway:
     so two concurrent invocations in one process could see each other's event or keys.
     """
 
-    def __init__(self, routes: list[Route] | None = None) -> None:
+    def __init__(self, routes: tuple[Route, ...] | None = None) -> None:
         self.routes = routes if routes is not None else http_routes()
         self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
         self._lock = threading.Lock()

@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from mnemo.errors import NotFound
-from mnemo.models.records import MemoryRecord, Project
+from mnemo.models.records import MemoryRecord, Project, RateLimits
 from mnemo.models.tools import ProjectRef
 from mnemo.ports import MemoryFilter, Ports, Scope
 from mnemo.service.identity import Caller
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CallContext:
     ports: Ports
     caller: Caller
-    project: Project
     now: datetime
+    #: the project a tool acts in (resolved by the pipeline); None for admin operations, which act
+    #: on the caller's workspace
+    where: Project | None = None
+    #: the ``Idempotency-Key`` header of a REST call
     idempotency_key: str | None = None
+    #: path parameters of an admin route, e.g. ``{"key_id": …}``
+    params: Mapping[str, str] = field(default_factory=dict)
+    #: the deployment's rate limits, for a workspace without its own
+    default_limits: RateLimits = field(default_factory=RateLimits)
+
+    @property
+    def project(self) -> Project:
+        if self.where is None:
+            raise RuntimeError("this operation does not act inside a project")
+        return self.where
 
     @property
     def scope(self) -> Scope:

@@ -1,6 +1,9 @@
-"""The service facade: authenticate, authorise, rate-limit, validate, resolve the project, run.
+"""The one call pipeline, for tools and admin operations alike:
 
-REST and MCP both call :meth:`Service.invoke`; nothing about a tool's behaviour lives anywhere else.
+    authenticate → authorise (scopes) → rate-limit → validate → resolve the project (tools) → run
+
+REST, MCP and the admin routes all call :meth:`Service.invoke`; nothing about an operation's
+behaviour lives anywhere else.
 """
 
 from __future__ import annotations
@@ -17,35 +20,18 @@ from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF, utc_now
 from mnemo.models.records import Project, RateLimits, Workspace
 from mnemo.ports import Ports, RateClass, RateDecision
 from mnemo.service import keys
-from mnemo.service.admin_ops import ADMIN_OPERATIONS, AdminContext
+from mnemo.service.catalog import REGISTRY
 from mnemo.service.context import CallContext
 from mnemo.service.identity import Caller, bearer_secret
-from mnemo.service.tools import TOOLS, Tool
+from mnemo.service.operations import Operation
 
 
 @dataclass(frozen=True, slots=True)
 class Invocation:
     result: BaseModel
     rate: RateDecision
-
-
-@dataclass(frozen=True, slots=True)
-class AdminInvocation:
-    result: BaseModel
-    rate: RateDecision
+    #: the HTTP status of success (201 for the admin operations that create)
     status: int = 200
-
-
-def rate_headers(decision: RateDecision) -> dict[str, str]:
-    """IETF httpapi rate-limit headers (structured-field form of the current draft)."""
-    policy = decision.rate_class
-    headers = {
-        "RateLimit-Policy": f'"{policy}";q={decision.limit};w={decision.window_s}',
-        "RateLimit": f'"{policy}";r={decision.remaining};t={decision.reset_s}',
-    }
-    if not decision.allowed:
-        headers["Retry-After"] = str(decision.retry_after_s)
-    return headers
 
 
 def validation_error(exc: ValidationError) -> InvalidRequest | ContentTooLarge:
@@ -57,6 +43,16 @@ def validation_error(exc: ValidationError) -> InvalidRequest | ContentTooLarge:
     if any(d["type"] == "content_too_large" for d in details):
         return ContentTooLarge("content is over 4096 bytes of UTF-8", details=details)
     return InvalidRequest("invalid arguments", details=details)
+
+
+def validate(model: type[BaseModel], arguments: Mapping[str, Any] | Any) -> Any:
+    """``arguments`` (a decoded JSON body) as ``model``, or the SPEC §4 error."""
+    if not isinstance(arguments, Mapping):
+        raise InvalidRequest("arguments must be a JSON object")
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
 
 
 class Service:
@@ -112,63 +108,50 @@ class Service:
 
     # -- calls ------------------------------------------------------------------------------
 
-    def tool(self, name: str) -> Tool:
-        tool = TOOLS.get(name)
-        if tool is None:
+    def operation(self, name: str) -> Operation:
+        operation = REGISTRY.get(name)
+        if operation is None:
             raise NotFound(f"no tool named {name!r}")
-        return tool
+        return operation
 
     def invoke(
         self,
         name: str,
         caller: Caller,
-        arguments: Mapping[str, Any] | Any,
+        arguments: Mapping[str, Any] | Any = None,
         *,
         project_header: str | None = None,
         idempotency_key: str | None = None,
+        params: Mapping[str, str] | None = None,
         now: datetime | None = None,
     ) -> Invocation:
-        tool = self.tool(name)
-        if not caller.may(tool.scopes):
-            raise Forbidden(f"this key lacks the scope for {name} (needs one of {sorted(tool.scopes)})")
+        """Run one operation for ``caller``: authorise, take a token of its rate class from the
+        workspace's bucket, validate the arguments (and the headers that travel with them),
+        resolve the project (tools), run. ``params`` are an admin route's path parameters."""
+        op = self.operation(name)
+        if not caller.may(op.scopes):
+            raise Forbidden(f"this key lacks the scope for {name} (needs one of {sorted(op.scopes)})")
         workspace = self.ports.tenants.get_workspace(caller.workspace_id)
-        decision = self.admit(caller.workspace_id, tool.rate_class, workspace)
-        if not isinstance(arguments, Mapping):
-            raise InvalidRequest("arguments must be a JSON object")
-        try:
-            args = tool.args_model.model_validate(arguments)
-        except ValidationError as exc:
-            raise validation_error(exc) from None
+        decision = self.admit(caller.workspace_id, op.rate_class, workspace)
+        args = validate(op.args, arguments) if op.args is not None else None
         if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
             raise InvalidRequest(
                 f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} characters",
                 details=[{"loc": ["header", "Idempotency-Key"], "type": "value_error"}],
             )
-        project = self.resolve_project(caller, args.project, project_header, workspace)
-        ctx = CallContext(self.ports, caller, project, now or utc_now(), idempotency_key)
-        return Invocation(tool.run(ctx, args), decision)
-
-    def invoke_admin(
-        self, name: str, caller: Caller, arguments: Mapping[str, Any] | Any, params: Mapping[str, str] | None = None
-    ) -> AdminInvocation:
-        """An admin operation (``service.admin_ops``) on the caller's own workspace: the key needs
-        the ``admin`` scope; the call is rate-limited like a tool of the operation's class."""
-        op = ADMIN_OPERATIONS.get(name)
-        if op is None:
-            raise NotFound(f"no admin operation named {name!r}")
-        if not caller.is_admin:
-            raise Forbidden("this key lacks the admin scope")
-        decision = self.admit(caller.workspace_id, op.rate_class)
-        args = None
-        if op.args_model is not None:
-            if not isinstance(arguments, Mapping):
-                raise InvalidRequest("arguments must be a JSON object")
-            try:
-                args = op.args_model.model_validate(arguments)
-            except ValidationError as exc:
-                raise validation_error(exc) from None
-        ctx = AdminContext(self.ports, caller, self.default_limits, dict(params or {}))
-        return AdminInvocation(op.run(ctx, args), decision, op.status)
+        project = None
+        if op.in_project:
+            project = self.resolve_project(caller, getattr(args, "project", None), project_header, workspace)
+        ctx = CallContext(
+            ports=self.ports,
+            caller=caller,
+            now=now or utc_now(),
+            where=project,
+            idempotency_key=idempotency_key,
+            params=dict(params or {}),
+            default_limits=self.default_limits,
+        )
+        return Invocation(op.run(ctx, args), decision, op.status)
 
     def admit(self, workspace_id: str, rate_class: RateClass, workspace: Workspace | None = None) -> RateDecision:
         """Take one call from the workspace's bucket of this class, or raise RateLimited. The
@@ -183,6 +166,6 @@ class Service:
             raise RateLimited(
                 f"rate limit for {rate_class} calls exceeded; retry in {decision.retry_after_s}s",
                 retry_after=decision.retry_after_s,
-                headers=rate_headers(decision),
+                headers=decision.headers(),
             )
         return decision

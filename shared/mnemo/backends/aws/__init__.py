@@ -1,5 +1,5 @@
 """The production backend: DynamoDB (records, tenants, rate limits, idempotency) + OpenSearch."""
 
-from mnemo.backends.aws.backend import AwsBackend, Tables, create_tables
+from mnemo.backends.aws.backend import AwsBackend, Tables
 
-__all__ = ["AwsBackend", "Tables", "create_tables"]
+__all__ = ["AwsBackend", "Tables"]

@@ -108,8 +108,6 @@ class AwsBackend:
 
         dynamodb = dynamodb_client(cfg)
         tables = Tables.from_settings(cfg)
-        if cfg.aws_create_tables:
-            create_tables(dynamodb, tables)
         index = OpenSearchIndex(
             opensearch_client(cfg),
             cfg.opensearch_index,
@@ -131,24 +129,3 @@ class AwsBackend:
 
     def close(self) -> None:
         self.index.client.close()
-
-
-def create_tables(client: Any, tables: Tables) -> list[str]:
-    """Create every missing table from template.yaml's own key schemas (local use and tests; in
-    AWS, CloudFormation owns them). Returns the names created."""
-    from mnemo.local.template import table_key_schema, table_ttl
-
-    existing: set[str] = set()
-    for page in client.get_paginator("list_tables").paginate():
-        existing.update(page["TableNames"])
-    created = []
-    for logical_id, name in tables.by_logical_id().items():
-        if name in existing:
-            continue
-        client.create_table(TableName=name, **table_key_schema(logical_id))
-        client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
-        ttl = table_ttl(logical_id)
-        if ttl:
-            client.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)
-        created.append(name)
-    return created

@@ -1,11 +1,12 @@
-"""Read tools (rate class ``search``), ``GET /openapi.json`` and ``GET /healthz``."""
+"""WriteFunction: the write tools — memory_add, memory_update, memory_delete, forget."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mnemo.api.rest import build_app
+from mnemo.api.http import Resolver
+from mnemo.api.routers.tools import tools_router
 from mnemo.observability import logger, metrics, tracer
 
-app = build_app({"search"}, meta=True)
+app = Resolver(tools_router("memory_add", "memory_update", "memory_delete", "forget"))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -1,8 +1,8 @@
-"""MCP surface: ``POST /mcp`` as a Powertools resolver around the stdlib protocol layer.
+"""MCP surface: ``POST /mcp`` as a Powertools route around the stdlib protocol layer (``api.mcp``).
 
 The route authenticates the Bearer key first (401 at HTTP level, before any JSON-RPC is read),
 enforces the body limit (413), then hands the request to :class:`~mnemo.api.mcp.McpEndpoint`.
-The tool catalog is generated from the registry (``service.tools.TOOLS``): input and output
+The tool catalog is generated from the registry (``service.catalog.TOOLS``): input and output
 schemas are the pydantic models' JSON Schemas, so a tool registered there appears here with no
 MCP-specific code. A ``tools/call`` runs ``Service.invoke`` with the authenticated caller, so
 scopes, rate limits, validation and project resolution are exactly those of REST.
@@ -18,16 +18,17 @@ import time
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnemo import __version__, runtime
 from mnemo.api.errors import as_mnemo_error
+from mnemo.api.http import SurfaceRouter, raw_body
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
-from mnemo.api.rest import map_errors, raw_body
 from mnemo.observability import logger, metrics
+from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import Caller
-from mnemo.service.tools import TOOLS, Tool
+from mnemo.service.operations import Operation
 
 MCP_PATH = "/mcp"
 
@@ -55,14 +56,14 @@ _endpoint_lock = threading.Lock()
 _endpoint: McpEndpoint | None = None
 
 
-def mcp_tool(tool: Tool) -> McpTool:
+def mcp_tool(tool: Operation) -> McpTool:
     """One registry entry as an MCP tool; both schemas generated from the tool's pydantic models."""
     return McpTool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         input_schema=tool.args_model.model_json_schema(mode="validation"),
-        output_schema=tool.result_model.model_json_schema(mode="serialization"),
+        output_schema=tool.result.model_json_schema(mode="serialization"),
         read_only=tool.read_only,
         destructive=tool.destructive,
         idempotent=tool.idempotent,
@@ -125,13 +126,13 @@ def reset_endpoint() -> None:
         _endpoint = None
 
 
-def build_mcp_app() -> APIGatewayHttpResolver:
-    """A resolver serving ``/mcp``: POST is MCP; GET and DELETE answer 405 with ``Allow: POST``."""
-    app = APIGatewayHttpResolver()
+def mcp_router() -> SurfaceRouter:
+    """``/mcp``: POST is MCP; GET and DELETE answer 405 with ``Allow: POST`` (no sessions here)."""
+    router = SurfaceRouter()
 
-    @app.route(MCP_PATH, method=["POST", "GET", "DELETE"])
+    @router.serve(["POST", "GET", "DELETE"], MCP_PATH)
     def mcp() -> Response:
-        event = app.current_event
+        event = router.current_event
         caller = runtime.service().authenticate(event.headers.get("authorization"))
         body = raw_body(event.raw_event, runtime.settings().max_body_bytes)
         metrics.add_metric(name="mcp_requests", unit=MetricUnit.Count, value=1)
@@ -142,5 +143,4 @@ def build_mcp_app() -> APIGatewayHttpResolver:
             _current_request.reset(token)
         return Response(status_code=reply.status, headers=reply.headers, body=reply.body)
 
-    map_errors(app)
-    return app
+    return router

@@ -1,0 +1,21 @@
+"""ReadFunction: the read tools — memory_get, memory_search, search_memory, recall, recall_context —,
+404 for any other tool name, and ``GET /openapi.json`` and ``GET /healthz``."""
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mnemo.api.http import Resolver
+from mnemo.api.routers.meta import meta_router
+from mnemo.api.routers.tools import tools_router
+from mnemo.observability import logger, metrics, tracer
+
+app = Resolver(
+    tools_router("memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
+    meta_router(),
+)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)

@@ -1,0 +1,123 @@
+"""What every HTTP surface shares: reading a request body strictly, answering JSON, turning any
+exception into SPEC §4's ``{message, code}`` (through ``api.errors``), and the resolver and
+routers the functions are assembled from.
+
+A :class:`SurfaceRouter` is a Powertools ``Router`` that also records the routes it declares in
+``template.yaml``'s form (``/v1/admin/keys/{key_id}/revoke``), so a test holds each function's
+routes to the template, and the local server routes by them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mnemo.api import strict_json
+from mnemo.api.errors import as_mnemo_error
+from mnemo.errors import ContentTooLarge, InvalidRequest, NotFound
+from mnemo.observability import logger, metrics
+
+JSON = "application/json"
+
+
+def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+        headers=headers or {},
+    )
+
+
+def error_response(exc: Exception) -> Response:
+    error = as_mnemo_error(exc)
+    logger.info("rejected", extra={"status": error.status, "code": error.code})
+    metrics.add_metric(name=f"error_{error.code}", unit=MetricUnit.Count, value=1)
+    headers = dict(error.headers)
+    if error.retry_after is not None:
+        headers.setdefault("Retry-After", str(error.retry_after))
+    if error.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="mnemo"'
+    return json_response(error.status, error.body(), headers)
+
+
+def raw_body(event: Any, max_bytes: int) -> bytes:
+    """The body's bytes (base64 undone); 413 over ``max_bytes``."""
+    raw: str | bytes = event.get("body") or b""
+    if event.get("isBase64Encoded") and raw:
+        try:
+            raw = base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidRequest("the body is not valid base64") from None
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if len(data) > max_bytes:
+        raise ContentTooLarge(f"the body is {len(data)} bytes; the limit is {max_bytes}")
+    return data
+
+
+def request_body(event: Any, max_bytes: int) -> Any:
+    """The JSON body as a Python value; 413 over ``max_bytes``, 400 for anything not JSON."""
+    data = raw_body(event, max_bytes)
+    content_type = (event.get("headers") or {}).get("content-type", JSON).split(";")[0].strip().lower()
+    if content_type not in {JSON, "", "application/*+json"} and not content_type.endswith("+json"):
+        raise InvalidRequest(f"send the arguments as application/json, not {content_type}")
+    try:
+        # UTF-8 only (RFC 8259 §8.1): json.loads(bytes) would also guess UTF-16/32 and accept
+        # CESU-style surrogates; a leading byte-order mark is tolerated, as the RFC allows.
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise InvalidRequest("the body is not valid UTF-8") from None
+    if not text.strip():
+        return {}
+    try:
+        return strict_json.loads(text)
+    except RecursionError:
+        raise InvalidRequest("the body is nested too deeply") from None
+    except strict_json.DuplicateKey as exc:
+        raise InvalidRequest(f"the key {exc.key!r} appears twice in one object") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError:  # NaN / Infinity, or an integer too long to convert
+        raise InvalidRequest("the body is not valid JSON") from None
+
+
+class SurfaceRouter(Router):
+    """A Powertools ``Router`` that remembers the (method, path) of each route it declares."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.served: list[tuple[str, str]] = []
+
+    def serve(self, method: str | list[str], path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Declare a route by ``template.yaml``'s path (``{param}``); returns Powertools' decorator."""
+        methods = [method] if isinstance(method, str) else list(method)
+        self.served.extend((m.upper(), path) for m in methods)
+        return self.route(re.sub(r"\{(\w+)\}", r"<\1>", path), methods)
+
+
+class Resolver(APIGatewayHttpResolver):
+    """A function's HTTP app: the routers it includes, and every failure answered in SPEC's shape."""
+
+    def __init__(self, *routers: SurfaceRouter) -> None:
+        super().__init__()
+        self.served: list[tuple[str, str]] = []
+        for router in routers:
+            self.include_router(router)
+            self.served.extend(router.served)
+
+        @self.not_found
+        def not_found(_: NotFoundError) -> Response:
+            return error_response(NotFound("no such route"))
+
+        @self.exception_handler(Exception)
+        def any_error(exc: Exception) -> Response:
+            return error_response(exc)

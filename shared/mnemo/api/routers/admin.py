@@ -1,0 +1,36 @@
+"""``/v1/admin``: the admin operations of ``service.catalog``, each as its own route (``admin`` keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aws_lambda_powertools.event_handler import Response
+
+from mnemo import runtime
+from mnemo.api.http import SurfaceRouter, json_response, request_body
+from mnemo.observability import logger
+from mnemo.service.catalog import ADMIN_OPERATIONS
+from mnemo.service.operations import Operation
+
+
+def admin_router() -> SurfaceRouter:
+    router = SurfaceRouter()
+    for op in ADMIN_OPERATIONS.values():
+        router.serve(op.method, op.path)(_route_for(router, op))
+    return router
+
+
+def _route_for(router: SurfaceRouter, op: Operation) -> Callable[..., Response]:
+    def call_admin(**params: str) -> Response:
+        event = router.current_event
+        svc = runtime.service()
+        caller = svc.authenticate(event.headers.get("authorization"))
+        arguments = request_body(event.raw_event, runtime.settings().max_body_bytes) if op.args else None
+        invocation = svc.invoke(op.name, caller, arguments, params=params)
+        logger.info(
+            "admin call", extra={"operation": op.name, "workspace_id": caller.workspace_id, "key_id": caller.key_id}
+        )
+        return json_response(invocation.status, invocation.result.model_dump(mode="json"), invocation.rate.headers())
+
+    call_admin.__name__ = op.name
+    return call_admin

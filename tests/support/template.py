@@ -1,0 +1,81 @@
+"""Reads ``template.yaml`` for the tests: the routes it gives each function and the tables' key
+schemas, which the code's own tables (``mnemo.local.routes``, ``mnemo.local.tables``) must match."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short-form tags (!Ref, !Sub, !GetAtt …) kept as plain data."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {f"Fn::{suffix}" if suffix not in {"Ref", "Condition"} else suffix: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
+
+
+@cache
+def load_template(path: Path | None = None) -> dict[str, Any]:
+    with open(path or TEMPLATE, encoding="utf-8") as fh:
+        return yaml.load(fh, Loader=_CfnLoader)
+
+
+def template_routes(path: Path | None = None) -> dict[str, set[tuple[str, str]]]:
+    """Each function's HTTP routes as the template declares them: logical id → {(method, path)}."""
+    routes: dict[str, set[tuple[str, str]]] = {}
+    for logical_id, resource in load_template(path)["Resources"].items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        for event in (resource["Properties"].get("Events") or {}).values():
+            if event.get("Type") == "HttpApi":
+                props = event["Properties"]
+                routes.setdefault(logical_id, set()).add((props["Method"].upper(), props["Path"]))
+    return routes
+
+
+def handler_module(logical_id: str, path: Path | None = None) -> str:
+    """The importable module of a function's handler (``functions.write.handler``)."""
+    props = load_template(path)["Resources"][logical_id]["Properties"]
+    module = props["Handler"].rpartition(".")[0]
+    package = ".".join(part for part in props["CodeUri"].strip("/").split("/") if part)
+    return f"{package}.{module}"
+
+
+def table_key_schema(logical_id: str, path: Path | None = None) -> dict[str, Any]:
+    """The CreateTable arguments a test needs, straight from the template."""
+    props = load_template(path)["Resources"][logical_id]["Properties"]
+    out: dict[str, Any] = {
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    for indexes in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        if indexes in props:
+            out[indexes] = props[indexes]
+    if "StreamSpecification" in props:
+        out["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
+    return out
+
+
+def table_ttl(logical_id: str, path: Path | None = None) -> dict[str, Any] | None:
+    """The table's TimeToLiveSpecification (an UpdateTimeToLive argument), if it has one."""
+    ttl: dict[str, Any] | None = load_template(path)["Resources"][logical_id]["Properties"].get(
+        "TimeToLiveSpecification"
+    )
+    return ttl
