@@ -128,7 +128,7 @@ class CorpusParams:
     def key(self) -> str:
         """Cache key: the parameters plus the code that decides what is stored and indexed
         (the generator, the analyser, the schema, the record model, the index layout version)."""
-        from mnemo.backends.sqlite.backend import INDEX_VERSION
+        from mnemo.backends.sqlite.db import INDEX_VERSION
 
         h = hashlib.sha256(json.dumps({**asdict(self), "index": INDEX_VERSION}, sort_keys=True).encode())
         for rel in (

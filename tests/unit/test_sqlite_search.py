@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from mnemo.backends.sqlite import SqliteBackend
-from mnemo.backends.sqlite.backend import INDEX_VERSION
+from mnemo.backends.sqlite.db import INDEX_VERSION
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import query_terms

@@ -1,56 +1,52 @@
 """The embedded backend's side of the cleanup job (``mnemo.ports.Maintenance``).
 
-The FTS row of a memory commits in the same transaction as the memory itself, so drift here is
-rare (a file edited by hand, a crash of an older version): FTS rows whose memory row is gone, and
-memories without an FTS row. Walks page by ``seq`` (the memory's rowid, also its FTS rowid), so a
-cursor is one integer; the expiry walk pages by ``(expires_at, seq)`` over the partial index
-``memories_expiry``. There are no tombstones: a delete removes the FTS row in its transaction.
+A memory's index row commits in the same transaction as the memory itself, so drift here is rare
+(a file edited by hand, a write that reached only one side): index documents whose memory is gone,
+and memories the index lacks or holds at another version. The store walk pages ``memories`` by
+``seq`` (a one-integer cursor); the index walk pages the index's document table ``index_rows`` by
+(project, memory id); the expiry walk pages by ``(expires_at, seq)`` over the partial index
+``memories_expiry``. There are no tombstones: a delete removes the index row in its transaction.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mnemo.backends.errors import translate_errors
+from mnemo.backends.sqlite.db import Database, now_ms, outage, record_of
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Comparison, IndexEntry, Page, RepairMark, Scope
-
-if TYPE_CHECKING:
-    from mnemo.backends.sqlite.backend import Database
-
-
-def _outage(exc: BaseException) -> Any:
-    from mnemo.backends.sqlite.backend import outage  # the two modules import each other lazily
-
-    return outage(exc)
-
-
-def _record(row: sqlite3.Row) -> MemoryRecord:
-    return MemoryRecord.model_validate_json(row["body"])
 
 
 def _seq_cursor(cursor: str | None) -> int:
     return int(cursor) if cursor else 0
 
 
-def _entry(seq: int, record: MemoryRecord | None) -> IndexEntry:
+def _entry(row: sqlite3.Row) -> IndexEntry:
+    """The index document of a row carrying ``index_rows``' columns (``x_*``)."""
     return IndexEntry(
-        ref=str(seq),
-        scope=Scope(record.workspace_id, record.project_id) if record else None,
-        memory_id=record.id if record else None,
-        version=None,  # an FTS row commits with its record: it is always the record's version
+        ref=str(row["x_rowid"]),
+        scope=Scope(row["x_workspace"], row["x_project"]),
+        memory_id=row["x_id"],
+        version=row["x_version"],
     )
+
+
+_INDEX_COLUMNS = (
+    "x.workspace_id AS x_workspace, x.project_id AS x_project, x.id AS x_id, x.fts_rowid AS x_rowid,"
+    " x.version AS x_version"
+)
 
 
 def _page(items: list[Any], rows: list[sqlite3.Row], limit: int, cursor_of: str) -> Page[Any]:
     return Page(items, str(rows[-1][cursor_of]) if len(rows) == limit else None)
 
 
-@translate_errors(lambda exc: _outage(exc))
+@translate_errors(outage)
 class SqliteMaintenance:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -68,7 +64,7 @@ class SqliteMaintenance:
             .fetchall()
         )
         last = f"{rows[-1]['expires_at']}|{rows[-1]['seq']}" if len(rows) == limit else None
-        return Page([_record(r) for r in rows], last)
+        return Page([record_of(r) for r in rows], last)
 
     def repair_marks(self, cursor: str | None, limit: int) -> Page[RepairMark]:
         rows = (
@@ -81,7 +77,7 @@ class SqliteMaintenance:
         )
         marks = []
         for row in rows:
-            record = _record(row)
+            record = record_of(row)
             scope = Scope(record.workspace_id, record.project_id)
             marks.append(RepairMark(scope, record.id, record.version, record, token=str(record.version)))
         return _page(marks, rows, limit, "seq")
@@ -97,39 +93,47 @@ class SqliteMaintenance:
         rows = (
             self.db.conn()
             .execute(
-                "SELECT m.seq, m.body, f.rowid AS fts FROM memories m LEFT JOIN memory_fts f ON f.rowid = m.seq"
+                f"SELECT m.seq, m.body, {_INDEX_COLUMNS} FROM memories m"
+                " LEFT JOIN index_rows x ON x.project_id = m.project_id AND x.id = m.id"
                 " WHERE m.seq > ? ORDER BY m.seq LIMIT ?",
                 (_seq_cursor(cursor), limit),
             )
             .fetchall()
         )
-        items = []
-        for row in rows:
-            record = _record(row)
-            items.append(Comparison(record, _entry(row["seq"], record) if row["fts"] is not None else None))
+        items = [Comparison(record_of(row), _entry(row) if row["x_id"] is not None else None) for row in rows]
         return _page(items, rows, limit, "seq")
 
     def index_walk(self, cursor: str | None, limit: int) -> Page[Comparison]:
+        after_project, after_id = json.loads(cursor) if cursor else ("", "")
         rows = (
             self.db.conn()
             .execute(
-                "SELECT f.rowid AS fts, m.body FROM memory_fts f LEFT JOIN memories m ON m.seq = f.rowid"
-                " WHERE f.rowid > ? ORDER BY f.rowid LIMIT ?",
-                (_seq_cursor(cursor), limit),
+                f"SELECT {_INDEX_COLUMNS}, m.body FROM index_rows x"
+                " LEFT JOIN memories m ON m.project_id = x.project_id AND m.id = x.id"
+                " WHERE (x.project_id, x.id) > (?, ?) ORDER BY x.project_id, x.id LIMIT ?",
+                (after_project, after_id, limit),
             )
             .fetchall()
         )
-        items = []
-        for row in rows:
-            record = _record(row) if row["body"] is not None else None
-            items.append(Comparison(record, _entry(row["fts"], record)))
-        return _page(items, rows, limit, "fts")
+        items = [Comparison(record_of(row) if row["body"] is not None else None, _entry(row)) for row in rows]
+        last = json.dumps([rows[-1]["x_project"], rows[-1]["x_id"]]) if len(rows) == limit else None
+        return Page(items, last)
 
     def drop(self, entry: IndexEntry) -> bool:
+        if entry.scope is None or entry.memory_id is None:
+            return False
         with self.db.write() as conn:
-            if conn.execute("SELECT 1 FROM memories WHERE seq = ?", (int(entry.ref),)).fetchone():
-                return False  # the FTS row belongs to a live memory
-            return conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (int(entry.ref),)).rowcount > 0
+            live = "SELECT 1 FROM memories WHERE project_id = ? AND id = ?"
+            if conn.execute(live, (entry.scope.project_id, entry.memory_id)).fetchone():
+                return False  # the document belongs to a live memory
+            found = conn.execute(
+                "DELETE FROM index_rows WHERE project_id = ? AND id = ? RETURNING fts_rowid",
+                (entry.scope.project_id, entry.memory_id),
+            ).fetchone()
+            if found is None:
+                return False  # dropped by another run
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (found["fts_rowid"],))
+            return True
 
     def purge(self, entry: IndexEntry) -> bool:
         return False  # no tombstones here
@@ -143,5 +147,5 @@ class SqliteMaintenance:
             conn.execute(
                 "INSERT INTO maintenance_checkpoints (name, cursor, updated_ms) VALUES (?, ?, ?)"
                 " ON CONFLICT (name) DO UPDATE SET cursor = excluded.cursor, updated_ms = excluded.updated_ms",
-                (name, cursor, time.time_ns() // 1_000_000),
+                (name, cursor, now_ms()),
             )

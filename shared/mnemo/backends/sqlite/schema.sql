@@ -39,13 +39,22 @@ CREATE INDEX IF NOT EXISTS memories_expiry ON memories (expires_at) WHERE expire
 CREATE INDEX IF NOT EXISTS memories_repair ON memories (needs_repair) WHERE needs_repair = 1;
 -- Analysed terms (mnemo.text) joined by spaces; the ascii tokenizer splits only on ASCII
 -- punctuation and spaces, so every analysed term stays one token. Each term carries a short
--- prefix derived from its project id (backend._scoped_text), so a term's posting list holds one
+-- prefix derived from its project id (index._scoped_text), so a term's posting list holds one
 -- project's rows; `scope` holds one token per project.
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
     scope, content, tags, path,
     tokenize = 'ascii',
     detail = 'full'
 );
+-- The index's own document table: which FTS row holds which memory, at which version (index.py).
+CREATE TABLE IF NOT EXISTS index_rows (
+    workspace_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    fts_rowid  INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    PRIMARY KEY (project_id, id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rate_buckets (
     workspace_id TEXT NOT NULL,
     rate_class   TEXT NOT NULL,

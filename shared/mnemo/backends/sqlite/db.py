@@ -1,0 +1,126 @@
+"""The embedded backend's database: one SQLite file (WAL), thread-local connections, the
+transaction discipline every adapter shares, and the engine's outages as ``StoreUnavailable``.
+
+One connection per thread (``check_same_thread`` stays on); WAL lets readers run beside the one
+writer. Writes take ``BEGIN IMMEDIATE``, so a read-decide-write (a version check, a rate-limit
+bucket) is atomic across threads and processes. ``write()`` nests: a record and its index row
+commit in one transaction, which is why an edit is searchable the moment it returns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from importlib import resources
+from pathlib import Path
+
+from mnemo.errors import StoreUnavailable
+from mnemo.models.records import MemoryRecord
+
+#: SQLite result codes that mean "the file cannot be used right now" (extended codes share the prefix)
+_OUTAGES = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR")
+
+
+def outage(exc: BaseException) -> StoreUnavailable | None:
+    """A locked, unreadable or vanished database file is an outage (503); other errors are bugs."""
+    if isinstance(exc, sqlite3.OperationalError) and (exc.sqlite_errorname or "").startswith(_OUTAGES):
+        return StoreUnavailable(cause=str(exc.sqlite_errorname))
+    return None
+
+
+def _execute(conn: sqlite3.Connection, statement: str) -> None:
+    """BEGIN and COMMIT run in the caller's ``with``, outside any adapter method: translate here."""
+    try:
+        conn.execute(statement)
+    except sqlite3.OperationalError as exc:
+        error = outage(exc)
+        if error is None:
+            raise
+        raise error from exc
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that can be weakly referenced (the base class cannot), so a finished thread's
+    connection is closed with the thread instead of living as long as the Database."""
+
+
+class Database:
+    """Thread-local connections to one SQLite file, and the transaction discipline."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        # weak: the local server runs each request on a new thread; holding every thread's
+        # connection here leaked two file descriptors per request until the process died
+        self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self.conn().executescript(_SCHEMA)
+
+    def conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, factory=_Connection)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA case_sensitive_like=ON")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            self._local.depth = 0
+            with self._lock:
+                self._all.add(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; nested calls join the outermost one."""
+        conn = self.conn()
+        if self._local.depth:
+            self._local.depth += 1
+            try:
+                yield conn
+            finally:
+                self._local.depth -= 1
+            return
+        _execute(conn, "BEGIN IMMEDIATE")
+        self._local.depth = 1
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            _execute(conn, "COMMIT")
+        finally:
+            self._local.depth = 0
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in list(self._all):
+                with suppress(sqlite3.ProgrammingError):  # closed from its own thread already
+                    conn.close()
+            self._all.clear()
+
+
+_SCHEMA = resources.files("mnemo.backends.sqlite").joinpath("schema.sql").read_text(encoding="utf-8")
+
+
+#: ``PRAGMA user_version`` of a database whose full-text index has the current layout; an older
+#: one is re-indexed from the records when it is opened (``SqliteBackend.__init__``).
+#: 3: the index keeps its own document table, ``index_rows`` (``index.py``).
+INDEX_VERSION = 3
+
+
+def record_of(row: sqlite3.Row) -> MemoryRecord:
+    """A record from its stored JSON body (the source of truth; the other columns serve queries)."""
+    return MemoryRecord.model_validate_json(row["body"])
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
