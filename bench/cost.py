@@ -122,7 +122,7 @@ def run() -> dict[str, Any]:
     if not ok:
         return {"status": "not run", "reason": reason}
     from mnemo.backends.aws import AwsBackend, Tables
-    from mnemo.backends.aws.backend import dynamodb_client
+    from mnemo.backends.aws.clients import dynamodb_client
     from mnemo.local.tables import create_tables
 
     from tests.support.aws_stack import aws_settings, moto_server

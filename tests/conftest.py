@@ -100,7 +100,7 @@ def opensearch_url(request: pytest.FixtureRequest) -> str:
 def aws_stack(opensearch_url: str) -> Iterator[Settings]:
     """Settings of a fresh AWS stack: tables created from template.yaml, the index on first write."""
     from mnemo.backends.aws import Tables
-    from mnemo.backends.aws.backend import dynamodb_client
+    from mnemo.backends.aws.clients import dynamodb_client
     from mnemo.local.tables import create_tables
 
     from tests.support.aws_stack import aws_settings, moto_server
@@ -113,7 +113,7 @@ def aws_stack(opensearch_url: str) -> Iterator[Settings]:
 
 
 def _drop_index(cfg: Settings) -> None:
-    from mnemo.backends.aws.backend import opensearch_client
+    from mnemo.backends.aws.clients import opensearch_client
 
     client = opensearch_client(cfg)
     client.indices.delete(index=f"{cfg.opensearch_index}-*", ignore_unavailable=True)
@@ -123,7 +123,7 @@ def _drop_index(cfg: Settings) -> None:
 @pytest.fixture(scope="session")
 def aws_clients(aws_stack: Settings) -> Iterator[tuple[Any, Any]]:
     """One DynamoDB and one OpenSearch client for the session (building them costs ~0.2 s)."""
-    from mnemo.backends.aws.backend import dynamodb_client, opensearch_client
+    from mnemo.backends.aws.clients import dynamodb_client, opensearch_client
 
     opensearch = opensearch_client(aws_stack)
     yield dynamodb_client(aws_stack), opensearch
@@ -134,7 +134,7 @@ def aws_clients(aws_stack: Settings) -> Iterator[tuple[Any, Any]]:
 def aws_backend(aws_stack: Settings, aws_clients: tuple[Any, Any]) -> Any:
     """Every port on the shared stack; tests that hook a client build their own backend instead."""
     from mnemo.backends.aws import AwsBackend, Tables
-    from mnemo.backends.aws.opensearch import OpenSearchIndex
+    from mnemo.backends.aws.index import OpenSearchIndex
 
     dynamodb, opensearch = aws_clients
     index = OpenSearchIndex(

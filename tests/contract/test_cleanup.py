@@ -70,7 +70,7 @@ def lose_record(ports: Ports, record: MemoryRecord) -> None:
         with ports.db.write() as conn:
             conn.execute("DELETE FROM memories WHERE id = ?", (record.id,))
         return
-    from mnemo.backends.aws.dynamo import memory_key
+    from mnemo.backends.aws.items import memory_key
 
     store = ports.store  # type: ignore[attr-defined]
     store.client.delete_item(TableName=store.table, Key=memory_key(scope_of(record), record.id))
@@ -252,7 +252,7 @@ def atomic_per_item(ports: Ports, request: pytest.FixtureRequest) -> Ports:
     if isinstance(ports, SqliteBackend):
         return ports
     from mnemo.backends.aws import AwsBackend
-    from mnemo.backends.aws.backend import dynamodb_client
+    from mnemo.backends.aws.clients import dynamodb_client
 
     from tests.support.aws_stack import SerialisedDynamoDB
 

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 from mnemo.backends.aws import AwsBackend
-from mnemo.backends.aws.dynamo import REPAIR_INDEX, REPAIR_SHARDS
-from mnemo.backends.aws.opensearch import OpenSearchIndex
-from mnemo.backends.aws.ratelimit import DynamoRateLimiter
+from mnemo.backends.aws.index import OpenSearchIndex
+from mnemo.backends.aws.items import REPAIR_INDEX
+from mnemo.backends.aws.limiter import DynamoRateLimiter
 from mnemo.models.common import utc_now
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.service.pipeline import Service
@@ -48,9 +48,12 @@ def test_add_with_opensearch_down_is_durable_marked_for_repair_and_succeeds(aws_
     # Then the call succeeded, the record is in DynamoDB, and it is flagged for the cleanup job
     scope = Scope(tenant.workspace_id, tenant.project.id)
     assert own_backend.store.get(scope, memory.id).content == "durable while the index is down"
-    flagged = [
-        item["id"] for shard in range(REPAIR_SHARDS) for item in own_backend.store.marked_for_repair(shard, limit=1000)
-    ]
+    flagged, cursor = [], None
+    while True:
+        page = own_backend.store.repair_marks(cursor, 1000)
+        flagged += [mark.memory_id for mark in page.items]
+        if (cursor := page.cursor) is None:
+            break
     assert memory.id in flagged
     broken.close()
 

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from mnemo import runtime
 from mnemo.backends.aws import AwsBackend, Tables
-from mnemo.backends.aws.opensearch import OpenSearchIndex, doc_id
+from mnemo.backends.aws.index import OpenSearchIndex, doc_id
 from mnemo.local.server import LocalContext
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope

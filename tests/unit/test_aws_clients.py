@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mnemo.backends.aws.backend import Tables, opensearch_client
+from mnemo.backends.aws import Tables
+from mnemo.backends.aws.clients import opensearch_client
 from mnemo.config import Settings
 from opensearchpy import Urllib3AWSV4SignerAuth
 

@@ -1,5 +1,96 @@
-"""The production backend: DynamoDB (records, tenants, rate limits, idempotency) + OpenSearch."""
+"""The production backend: DynamoDB (records, tenants, rate limits, idempotency) + OpenSearch
+(the full-text index), with clients built once per process and injected.
 
-from mnemo.backends.aws.backend import AwsBackend, Tables
+One module per port, as in ``backends/sqlite``: ``store``, ``index``, ``tenants``, ``limiter``,
+``idempotency``, ``maintenance``; ``items`` (DynamoDB keys and encoding), ``clients``, ``errors``
+and ``stream`` (the table's change stream, read for the indexer) serve them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mnemo.backends.aws.clients import dynamodb_client, opensearch_client
+from mnemo.backends.aws.idempotency import PowertoolsIdempotencyStore
+from mnemo.backends.aws.limiter import DynamoRateLimiter
+from mnemo.backends.aws.store import DynamoMemoryStore
+from mnemo.backends.aws.tenants import DynamoTenantStore
+
+if TYPE_CHECKING:
+    from mnemo.backends.aws.index import OpenSearchIndex
+    from mnemo.backends.aws.maintenance import AwsMaintenance
+    from mnemo.config import Settings
 
 __all__ = ["AwsBackend", "Tables"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    memories: str = "mnemo-memories"
+    tenants: str = "mnemo-tenants"
+    rate: str = "mnemo-rate-limits"
+    idempotency: str = "mnemo-idempotency"
+
+    @classmethod
+    def from_settings(cls, cfg: Settings) -> Tables:
+        return cls(cfg.memories_table, cfg.tenants_table, cfg.rate_table, cfg.idempotency_table)
+
+    def by_logical_id(self) -> dict[str, str]:
+        """template.yaml's logical ids → table names."""
+        return {
+            "MemoriesTable": self.memories,
+            "TenantsTable": self.tenants,
+            "RateLimitTable": self.rate,
+            "IdempotencyTable": self.idempotency,
+        }
+
+
+class AwsBackend:
+    """All ports: DynamoDB for records, tenants, rate limits and idempotency; OpenSearch for search."""
+
+    def __init__(
+        self,
+        dynamodb: Any,
+        index: OpenSearchIndex,
+        tables: Tables | None = None,
+        *,
+        tenant_cache_s: float = 5.0,
+    ) -> None:
+        tables = tables or Tables()
+        self.tables = tables
+        self.dynamodb = dynamodb
+        self.store = DynamoMemoryStore(dynamodb, tables.memories)
+        self.index = index
+        self.limiter = DynamoRateLimiter(dynamodb, tables.rate)
+        self.tenants = DynamoTenantStore(dynamodb, tables.tenants, cache_s=tenant_cache_s)
+        self.idempotency = PowertoolsIdempotencyStore(dynamodb, tables.idempotency)
+        self._maintenance: AwsMaintenance | None = None
+
+    @classmethod
+    def from_settings(cls, cfg: Settings) -> AwsBackend:
+        from mnemo.backends.aws.index import OpenSearchIndex
+
+        dynamodb = dynamodb_client(cfg)
+        tables = Tables.from_settings(cfg)
+        index = OpenSearchIndex(
+            opensearch_client(cfg),
+            cfg.opensearch_index,
+            refresh=cfg.opensearch_refresh,
+            shards=cfg.opensearch_shards,
+            replicas=cfg.opensearch_replicas,
+            refresh_interval=cfg.opensearch_refresh_interval,
+        )
+        return cls(dynamodb, index, tables, tenant_cache_s=cfg.tenant_cache_s)
+
+    @property
+    def maintenance(self) -> AwsMaintenance:
+        """The cleanup job's port, built on first use (request paths never need it)."""
+        if self._maintenance is None:
+            from mnemo.backends.aws.maintenance import AwsMaintenance
+
+            self._maintenance = AwsMaintenance(self.store, self.index)
+        return self._maintenance
+
+    def close(self) -> None:
+        self.index.client.close()

@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyValidationError,
 )
 
-from mnemo.backends.aws.dynamo import outage
+from mnemo.backends.aws.errors import outage
 from mnemo.backends.errors import translate_errors
 from mnemo.errors import StoreUnavailable
 from mnemo.ports import IdempotencyMismatch, VersionConflict

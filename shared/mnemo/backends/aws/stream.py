@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from mnemo.backends.aws.dynamo import record_from_item
+from mnemo.backends.aws.items import record_from_item
 from mnemo.ports import StoreChange
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mnemo.backends.aws.dynamo import is_condition_failure, outage
+from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.errors import translate_errors
 from mnemo.gcra import WINDOW_MS, interval_ms, step
 from mnemo.ports import RateClass, RateDecision

@@ -1,4 +1,4 @@
-"""The OpenSearch index adapter: one index behind an alias, DSL queries only.
+"""The search index: one OpenSearch index behind an alias, DSL queries only.
 
 * Text is analysed in Python (:mod:`mnemo.text`, the same terms the SQLite backend indexes) and
   indexed with the core ``whitespace`` analyzer into ``content_terms`` / ``tags_terms`` /
@@ -13,23 +13,29 @@
 * The full record is kept in ``_source`` (``record``, not indexed), so a search needs no
   DynamoDB read.
 * Connection errors, timeouts, 429 and 5xx become :class:`~mnemo.errors.IndexUnavailable`.
+* For the cleanup job (``AwsMaintenance``) it also walks its documents (tombstones included), reads
+  the entries of a page of records, and drops or purges entries, each write version-checked.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConflictError, NotFoundError, TransportError
-from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 
 from mnemo import text
+from mnemo.backends.aws.errors import index_outage
 from mnemo.errors import IndexUnavailable
 from mnemo.like import is_match_all
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm
+from mnemo.ports import IndexEntry, IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope
 
 #: field weights, as the SQLite backend's bm25 column weights
 FIELD_BOOSTS = {"content_terms": 1.0, "tags_terms": 0.6, "path_terms": 0.4}
@@ -194,9 +200,37 @@ def search_body(query: IndexQuery) -> dict[str, Any]:
     }
 
 
-def _outage(exc: TransportError) -> bool:
-    status = exc.status_code
-    return isinstance(exc, OpenSearchConnectionError) or not isinstance(status, int) or status == 429 or status >= 500
+_ENTRY_FIELDS = ["id", "workspace_id", "project_id", "deleted", "deleted_at", "updated_at"]
+
+
+@contextmanager
+def _index_call() -> Iterator[None]:
+    try:
+        yield
+    except TransportError as exc:
+        if index_outage(exc):
+            raise IndexUnavailable(cause=f"OpenSearch maintenance failed ({exc.status_code})") from exc
+        raise
+
+
+def _parse_ts(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _entry(hit: dict[str, Any]) -> IndexEntry:
+    source = hit.get("_source") or {}
+    deleted = bool(source.get("deleted"))
+    workspace_id, project_id, memory_id = source.get("workspace_id"), source.get("project_id"), source.get("id")
+    return IndexEntry(
+        ref=hit["_id"],
+        scope=Scope(workspace_id, project_id) if workspace_id and project_id else None,
+        memory_id=memory_id,
+        version=int(hit["_version"]) if "_version" in hit else None,
+        deleted=deleted,
+        # tombstones written before ``deleted_at`` existed age from their record's last update
+        deleted_at=_parse_ts(source.get("deleted_at") or source.get("updated_at")) if deleted else None,
+        token=f"{hit['_seq_no']}:{hit['_primary_term']}" if "_seq_no" in hit else "",
+    )
 
 
 class OpenSearchIndex:
@@ -232,7 +266,7 @@ class OpenSearchIndex:
                 if not self.client.indices.exists_alias(name=self.alias):
                     self._create()
             except TransportError as exc:
-                if _outage(exc):
+                if index_outage(exc):
                     raise IndexUnavailable(cause=f"OpenSearch setup failed ({exc.status_code})") from exc
                 raise
             self._ready = True
@@ -279,7 +313,7 @@ class OpenSearchIndex:
         except ConflictError:
             return  # this version or a newer one is indexed already: done
         except TransportError as exc:
-            if _outage(exc):
+            if index_outage(exc):
                 raise IndexUnavailable(cause=f"OpenSearch write failed ({exc.status_code})") from exc
             raise
 
@@ -291,10 +325,97 @@ class OpenSearchIndex:
         except NotFoundError:
             return []  # no index yet: nothing was ever written
         except TransportError as exc:
-            if _outage(exc):
+            if index_outage(exc):
                 raise IndexUnavailable(cause=f"OpenSearch search failed ({exc.status_code})") from exc
             raise
         return [
             IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 0.0))
             for hit in out["hits"]["hits"]
         ]
+
+    # -- for the cleanup job ------------------------------------------------------------------
+
+    @staticmethod
+    def entry_for(scope: Scope, memory_id: str, version: int) -> IndexEntry:
+        """The entry a record of this version would have (to remove one whose record is gone)."""
+        return IndexEntry(doc_id(scope.project_id, memory_id), scope, memory_id, version)
+
+    def entries(self, records: list[MemoryRecord]) -> dict[str, IndexEntry]:
+        """What the index holds for each of these records, by document id (absent: nothing)."""
+        if not records:
+            return {}
+        docs = [{"_id": doc_id(r.project_id, r.id), "routing": r.project_id} for r in records]
+        try:
+            with _index_call():
+                out = self.client.mget(
+                    index=self.alias, body={"docs": docs}, params={"_source_includes": ",".join(_ENTRY_FIELDS)}
+                )
+        except NotFoundError:
+            return {}  # no index yet
+        return {hit["_id"]: _entry(hit) for hit in out.get("docs", []) if hit.get("found")}
+
+    def walk(self, cursor: str | None, limit: int) -> tuple[list[IndexEntry], str | None]:
+        """Every document, tombstones included, ``limit`` at a time in (project, id) order; the
+        cursor resumes after them (None: the walk's end)."""
+        body: dict[str, Any] = {
+            "size": limit,
+            "query": {"match_all": {}},
+            "sort": [{"project_id": "asc"}, {"id": "asc"}],
+            "_source": _ENTRY_FIELDS,
+            "version": True,
+            "seq_no_primary_term": True,
+        }
+        if cursor:
+            body["search_after"] = json.loads(cursor)
+        try:
+            with _index_call():
+                out = self.client.search(index=self.alias, body=body)
+        except NotFoundError:
+            return [], None  # no index yet
+        hits = out["hits"]["hits"]
+        return [_entry(hit) for hit in hits], json.dumps(hits[-1]["sort"]) if len(hits) == limit else None
+
+    def drop(self, entry: IndexEntry) -> bool:
+        if entry.scope is None or entry.memory_id is None or entry.version is None:
+            return False
+        now = format_ts(utc_now())
+        body = {
+            "id": entry.memory_id,
+            "workspace_id": entry.scope.workspace_id,
+            "project_id": entry.scope.project_id,
+            "updated_at": now,
+            "deleted": True,
+            "deleted_at": now,
+        }
+        try:
+            with _index_call():
+                self.ensure()
+                self.client.index(
+                    index=self.alias,
+                    id=doc_id(entry.scope.project_id, entry.memory_id),
+                    body=body,
+                    routing=entry.scope.project_id,
+                    version=entry.version + 1,
+                    version_type="external",
+                    refresh=self.refresh,
+                )
+        except ConflictError:
+            return False  # something newer is there already
+        return True
+
+    def purge(self, entry: IndexEntry) -> bool:
+        if entry.scope is None or not entry.token:
+            return False
+        seq_no, _, primary_term = entry.token.partition(":")
+        try:
+            with _index_call():
+                self.client.delete(
+                    index=self.alias,
+                    id=entry.ref,
+                    routing=entry.scope.project_id,
+                    if_seq_no=int(seq_no),
+                    if_primary_term=int(primary_term),
+                )
+        except (ConflictError, NotFoundError):
+            return False  # rewritten or purged since
+        return True

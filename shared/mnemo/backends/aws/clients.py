@@ -1,0 +1,54 @@
+"""The boto3 DynamoDB client and the OpenSearch client, built once per process from the settings
+(``AwsBackend.from_settings``) and injected into the adapters; tests pass their own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+    from mnemo.config import Settings
+
+
+def dynamodb_client(cfg: Settings) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 3},
+        connect_timeout=2,
+        read_timeout=5,
+        max_pool_connections=32,
+    )
+    return boto3.session.Session().client(
+        "dynamodb", region_name=cfg.aws_region, endpoint_url=cfg.dynamodb_endpoint_url, config=config
+    )
+
+
+def opensearch_client(cfg: Settings) -> OpenSearch:
+    from urllib.parse import urlsplit
+
+    from opensearchpy import OpenSearch, Urllib3HttpConnection
+
+    url = urlsplit(cfg.opensearch_endpoint)
+    tls = url.scheme == "https"
+    auth = None
+    if cfg.opensearch_sigv4:
+        import boto3
+        from opensearchpy import Urllib3AWSV4SignerAuth
+
+        session = boto3.session.Session(region_name=cfg.aws_region)
+        auth = Urllib3AWSV4SignerAuth(session.get_credentials(), session.region_name, "es")
+    return OpenSearch(
+        hosts=[{"host": url.hostname, "port": url.port or (443 if tls else 80)}],
+        http_auth=auth,
+        use_ssl=tls,
+        verify_certs=tls,
+        connection_class=Urllib3HttpConnection,
+        timeout=cfg.opensearch_timeout_s,
+        max_retries=1,
+        retry_on_timeout=False,
+        http_compress=True,
+        pool_maxsize=32,
+    )

@@ -1,0 +1,301 @@
+"""The record store: memories in one DynamoDB table (keys and encoding in ``items.py``).
+
+Besides the ``MemoryStore`` port it offers what the cleanup job needs of the table (``AwsMaintenance``
+composes it with the index): bounded scans, the repair marks of the sparse GSI ``repair``, batch
+reads, and the walks' checkpoints (items ``pk = MAINTENANCE``, ``sk = CHECKPOINT#<walk>``, which no
+``MEM#`` query, scan or stream filter ever sees).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from mnemo.backends.aws.errors import is_condition_failure, outage
+from mnemo.backends.aws.items import (
+    MAX_LISTING_ITEMS,
+    RECENT_INDEX,
+    REPAIR_INDEX,
+    REPAIR_SHARDS,
+    filter_expression,
+    from_item,
+    matches,
+    memory_item,
+    memory_key,
+    memory_pk,
+    record_from_item,
+)
+from mnemo.backends.errors import translate_errors
+from mnemo.models.common import format_ts, utc_now
+from mnemo.models.records import MemoryRecord
+from mnemo.ports import MemoryFilter, Page, RepairMark, Scope, VersionConflict
+
+CHECKPOINT_PK = "MAINTENANCE"
+_BATCH_GET = 100
+
+
+@translate_errors(outage)
+class DynamoMemoryStore:
+    def __init__(self, client: Any, table: str) -> None:
+        self.client = client
+        self.table = table
+
+    def unit_of_work(self) -> AbstractContextManager[None]:
+        return nullcontext()  # the conditional write is the commit point
+
+    def create(self, record: MemoryRecord) -> None:
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=memory_item(record),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                raise VersionConflict(record.id) from None
+            raise
+
+    def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
+        out = self.client.get_item(TableName=self.table, Key=memory_key(scope, memory_id), ConsistentRead=True)
+        item = out.get("Item")
+        return record_from_item(item) if item else None
+
+    def replace(self, record: MemoryRecord, *, expected_version: int) -> None:
+        # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=memory_item(record),
+                ConditionExpression="#v = :expected",
+                ExpressionAttributeNames={"#v": "version"},
+                ExpressionAttributeValues={":expected": {"N": str(expected_version)}},
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                raise VersionConflict(record.id) from None
+            raise
+
+    def delete(self, scope: Scope, memory_id: str, *, expected_version: int) -> None:
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key=memory_key(scope, memory_id),
+                ConditionExpression="#v = :expected",
+                ExpressionAttributeNames={"#v": "version"},
+                ExpressionAttributeValues={":expected": {"N": str(expected_version)}},
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                raise VersionConflict(memory_id) from None
+            raise
+
+    def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
+        expression, names, values = filter_expression(flt)
+        values[":pk"] = {"S": memory_pk(scope.workspace_id, scope.project_id)}
+        selective = bool(flt.kind or flt.tags_all or flt.visible_teams is not None or flt.kind_like or flt.path_like)
+        page = max(200, limit * 4) if selective else limit + 16
+        out: list[MemoryRecord] = []
+        for item in self._query_pages(expression, names, values, page):
+            record = record_from_item(item)
+            if matches(record, flt):
+                out.append(record)
+                if len(out) == limit:
+                    break
+        return out
+
+    def _query_pages(
+        self, expression: str, names: dict[str, str], values: dict[str, Any], page: int
+    ) -> Iterator[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": RECENT_INDEX,
+            "KeyConditionExpression": "pk = :pk",
+            "FilterExpression": expression,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+            "Limit": page,
+        }
+        read = 0
+        while True:
+            out = self.client.query(**request)
+            yield from out.get("Items", [])
+            read += int(out.get("ScannedCount", 0))
+            last = out.get("LastEvaluatedKey")
+            if not last or read >= MAX_LISTING_ITEMS:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Page[MemoryRecord]:
+        """The project's records in id order (for export): a ``Query`` on its own partition
+        (``MEM#`` items sort before ``REPAIR#`` markers), never a Scan."""
+        out = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND sk > :after",
+            ExpressionAttributeValues={
+                ":pk": {"S": memory_pk(scope.workspace_id, scope.project_id)},
+                ":after": {"S": f"MEM#{cursor or ''}"},
+            },
+            ConsistentRead=True,
+            Limit=limit + 1,
+        )
+        items = [item for item in out.get("Items", []) if item["sk"]["S"].startswith("MEM#")]
+        records = [record_from_item(item) for item in items]
+        # More follows when the page overflowed, or when DynamoDB stopped early at 1 MB of items
+        # (4 KiB contents make that possible before ``limit``) while still inside the MEM# range.
+        last_key = (out.get("LastEvaluatedKey") or {}).get("sk", {}).get("S", "")
+        more = len(records) > limit or (bool(records) and last_key.startswith("MEM#"))
+        records = records[:limit]
+        return Page(records, records[-1].id if more else None)
+
+    def mark_for_repair(self, record: MemoryRecord) -> None:
+        """Flag the record for the cleanup job (sparse GSI ``repair``). When the record is gone
+        (its delete could not reach the index), a standalone marker item carries the repair."""
+        shard = zlib.crc32(record.id.encode()) % REPAIR_SHARDS
+        marks = {
+            ":rpk": {"S": f"REPAIR#{shard}"},
+            ":rsk": {"S": f"{format_ts(record.updated_at)}#{record.id}"},
+        }
+        scope = Scope(record.workspace_id, record.project_id)
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=memory_key(scope, record.id),
+                UpdateExpression="SET repair_pk = :rpk, repair_sk = :rsk",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues=marks,
+            )
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "pk": {"S": memory_pk(record.workspace_id, record.project_id)},
+                    "sk": {"S": f"REPAIR#{record.id}"},
+                    "id": {"S": record.id},
+                    "workspace_id": {"S": record.workspace_id},
+                    "project_id": {"S": record.project_id},
+                    "version": {"N": str(record.version)},
+                    "deleted": {"BOOL": True},
+                    "repair_pk": marks[":rpk"],
+                    "repair_sk": marks[":rsk"],
+                },
+            )
+
+    # -- for the cleanup job ------------------------------------------------------------------
+
+    def scan_records(self, cursor: str | None, limit: int, *, expired_at: datetime | None = None) -> Page[MemoryRecord]:
+        """Every tenant's records (only those expired at ``expired_at``, when given), at most ``limit``
+        items examined, by a ``Scan`` resumed from ``cursor``; for the cleanup job, never a request."""
+        filters: dict[str, Any] = {}
+        if expired_at is not None:
+            filters = {
+                "names": {"#exp": "expires_at"},
+                "values": {":now": {"S": format_ts(expired_at)}},
+                "clauses": ["#exp <= :now"],
+            }
+        names = {"#sk": "sk", **filters.pop("names", {})}
+        values = {":mem": {"S": "MEM#"}, **filters.pop("values", {})}
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "Limit": limit,
+            "FilterExpression": " AND ".join(["begins_with(#sk, :mem)", *filters.pop("clauses", [])]),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ConsistentRead": True,
+        }
+        if cursor:
+            request["ExclusiveStartKey"] = json.loads(cursor)
+        out = self.client.scan(**request)
+        last = out.get("LastEvaluatedKey")
+        records = [record_from_item(item) for item in out.get("Items", [])]
+        return Page(records, json.dumps(last) if last else None, examined=int(out.get("ScannedCount", 0)))
+
+    def repair_marks(self, cursor: str | None, limit: int) -> Page[RepairMark]:
+        state: dict[str, Any] = json.loads(cursor) if cursor else {"shard": 0, "key": None}
+        shard: int = int(state["shard"])
+        key: dict[str, Any] | None = state["key"]
+        marks: list[RepairMark] = []
+        while shard < REPAIR_SHARDS and len(marks) < limit:
+            request: dict[str, Any] = {
+                "TableName": self.table,
+                "IndexName": REPAIR_INDEX,
+                "KeyConditionExpression": "repair_pk = :rpk",
+                "ExpressionAttributeValues": {":rpk": {"S": f"REPAIR#{shard}"}},
+                "Limit": limit - len(marks),
+            }
+            if key:
+                request["ExclusiveStartKey"] = key
+            out = self.client.query(**request)
+            marks.extend(self._mark(item) for item in out.get("Items", []))
+            key = out.get("LastEvaluatedKey")
+            if not key:
+                shard += 1
+        done = shard >= REPAIR_SHARDS
+        return Page(marks, None if done else json.dumps({"shard": shard, "key": key}))
+
+    def _mark(self, item: dict[str, Any]) -> RepairMark:
+        values = from_item(item)
+        scope = Scope(values["workspace_id"], values["project_id"])
+        memory_id, version, token = values["id"], int(values["version"]), values["repair_sk"]
+        if values["sk"].startswith("MEM#"):
+            return RepairMark(scope, memory_id, version, record_from_item(item), token=token)
+        # a marker left by a delete whose index write failed: the record is gone (the maintenance
+        # adapter names the index entry to remove)
+        return RepairMark(scope, memory_id, version, None, token=token)
+
+    def clear_repair(self, mark: RepairMark) -> None:
+        key = {
+            "pk": {"S": memory_pk(mark.scope.workspace_id, mark.scope.project_id)},
+            "sk": {"S": f"MEM#{mark.memory_id}" if mark.record is not None else f"REPAIR#{mark.memory_id}"},
+        }
+        condition = {
+            "ConditionExpression": "repair_sk = :token",
+            "ExpressionAttributeValues": {":token": {"S": mark.token}},
+        }
+        try:
+            if mark.record is not None:
+                self.client.update_item(
+                    TableName=self.table, Key=key, UpdateExpression="REMOVE repair_pk, repair_sk", **condition
+                )
+            else:
+                self.client.delete_item(TableName=self.table, Key=key, **condition)
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise  # else: marked again since (or gone): the newer mark stays for the next run
+
+    def get_many(self, keys: Iterable[tuple[Scope, str]]) -> list[MemoryRecord]:
+        """The stored records of these (scope, memory id) pairs, strongly consistent, as many as exist."""
+        found: list[MemoryRecord] = []
+        unique = sorted({(scope.workspace_id, scope.project_id, memory_id) for scope, memory_id in keys})
+        pending = [{"pk": {"S": memory_pk(ws, prj)}, "sk": {"S": f"MEM#{mid}"}} for ws, prj, mid in unique]
+        while pending:
+            batch, pending = pending[:_BATCH_GET], pending[_BATCH_GET:]
+            request = {self.table: {"Keys": batch, "ConsistentRead": True}}
+            while request:
+                out = self.client.batch_get_item(RequestItems=request)
+                found.extend(record_from_item(item) for item in out.get("Responses", {}).get(self.table, []))
+                request = out.get("UnprocessedKeys") or {}
+        return found
+
+    def _checkpoint_key(self, name: str) -> dict[str, Any]:
+        return {"pk": {"S": CHECKPOINT_PK}, "sk": {"S": f"CHECKPOINT#{name}"}}
+
+    def checkpoint(self, name: str) -> str | None:
+        out = self.client.get_item(TableName=self.table, Key=self._checkpoint_key(name), ConsistentRead=True)
+        cursor = out.get("Item", {}).get("cursor", {}).get("S")
+        return str(cursor) if cursor is not None else None
+
+    def save_checkpoint(self, name: str, cursor: str | None) -> None:
+        item = {**self._checkpoint_key(name), "updated_at": {"S": format_ts(utc_now())}}
+        if cursor is not None:
+            item["cursor"] = {"S": cursor}
+        self.client.put_item(TableName=self.table, Item=item)
