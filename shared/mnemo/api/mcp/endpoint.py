@@ -1,0 +1,350 @@
+"""The ``/mcp`` endpoint: one HTTP request in, one :class:`HttpReply` out, for both protocol eras
+(see the package docstring); the tools are given to it, it keeps no state between requests."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mnemo.api.mcp.envelope import (
+    _is_implementation,
+    check_cursor,
+    check_envelope,
+    check_envelope_shape,
+    unsupported_data,
+)
+from mnemo.api.mcp.headers import (
+    accepts_json,
+    annotated_positions,
+    check_param_headers,
+    find_invalid_x_mcp_header,
+    fold_headers,
+    is_json_content_type,
+)
+from mnemo.api.mcp.jsonrpc import (
+    HttpReply,
+    RpcError,
+    classify,
+    copy_json,
+    error_envelope,
+    json_reply,
+    parse_json,
+    rpc_error_reply,
+)
+from mnemo.api.mcp.protocol import (
+    BATCH_PROTOCOL_VERSIONS,
+    DEFAULT_NEGOTIATED_VERSION,
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INTERNAL_TOOL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_HANDSHAKE_VERSION,
+    METHOD_NOT_FOUND,
+    MODERN_ERROR_STATUS,
+    MODERN_PROTOCOL_VERSIONS,
+    PARSE_ERROR,
+    ROUTING_HEADERS,
+    SERVER_INFO_META_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    VERSION_HEADER,
+)
+
+logger = logging.getLogger("mnemo.api.mcp")
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One tool as advertised by ``tools/list``."""
+
+    name: str
+    title: str | None
+    description: str
+    input_schema: dict  # JSON Schema (object)
+    output_schema: dict  # JSON Schema (object)
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What ``invoke`` returns: the JSON result, or the SPEC §4 error body when ``is_error``."""
+
+    structured: dict
+    is_error: bool
+
+
+class UnknownTool(Exception):
+    """Raised by ``invoke`` for a tool name it does not know (answered with JSON-RPC -32602)."""
+
+
+class McpEndpoint:
+    """The ``/mcp`` endpoint: one HTTP request in, one :class:`HttpReply` out, no state kept.
+
+    Authentication happens before :meth:`handle`; this class never sees keys.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[McpTool],
+        invoke: Callable[[str, dict], ToolOutcome],
+        *,
+        server_name: str = "mnemo",
+        server_version: str = "0.1.0",
+        instructions: str | None = None,
+    ) -> None:
+        self._invoke = invoke
+        self._server_info: dict[str, str] = {"name": server_name, "version": server_version}
+        self._instructions = instructions
+        self._capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        self._tools: dict[str, McpTool] = {}
+        self._tool_wire: list[dict[str, Any]] = []
+        self._param_decls: dict[str, list[tuple[tuple[str, ...], str, dict[str, Any]]]] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name!r}")
+            for label, schema in (("input_schema", tool.input_schema), ("output_schema", tool.output_schema)):
+                # The SDK client validates every listed tool against the 2025-11-25 schema, where
+                # both schemas need `"type": "object"`; one bad tool would fail the whole listing.
+                if not isinstance(schema, dict) or schema.get("type") != "object":
+                    raise ValueError(f"tool {tool.name!r}: {label} must be a JSON Schema with type 'object'")
+            self._tools[tool.name] = tool
+            self._tool_wire.append(tool_to_wire(tool))
+            reason = find_invalid_x_mcp_header(tool.input_schema)
+            if reason is not None:
+                logger.warning(
+                    "tool %r: invalid x-mcp-header annotation (%s); 2026-07-28 clients drop it", tool.name, reason
+                )
+                self._param_decls[tool.name] = []
+            else:
+                self._param_decls[tool.name] = list(annotated_positions(tool.input_schema))
+
+    # -- entry point --
+
+    def handle(self, method: str, headers: Mapping[str, str], body: str | bytes | None) -> HttpReply:
+        """Answer one HTTP request to the MCP endpoint."""
+        try:
+            return self._handle(method, headers, body)
+        except Exception:  # the last line of defence: never a stack trace on the wire
+            logger.exception("MCP endpoint failed")
+            return rpc_error_reply(500, None, INTERNAL_ERROR, "Internal error")
+
+    def _handle(self, method: str, headers: Mapping[str, str], body: str | bytes | None) -> HttpReply:
+        if (method or "").upper() != "POST":
+            return HttpReply(405, {"Allow": "POST"}, "")
+        folded, duplicated = fold_headers(headers)
+
+        accept = folded.get("accept")
+        if accept is not None and not accepts_json(accept):
+            return rpc_error_reply(406, None, INVALID_REQUEST, "Not Acceptable: Client must accept application/json")
+        content_type = folded.get("content-type")
+        if content_type is not None and not is_json_content_type(content_type):
+            return rpc_error_reply(
+                415, None, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
+            )
+
+        requested = folded.get(VERSION_HEADER)
+        if requested is not None and requested not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return self._handle_modern(requested, folded, duplicated, body)
+        return self._handle_handshake_era(requested or DEFAULT_NEGOTIATED_VERSION, body)
+
+    # -- handshake era (2024-11-05 .. 2025-11-25) --
+
+    def _handle_handshake_era(self, version: str, body: str | bytes | None) -> HttpReply:
+        try:
+            message = parse_json(body)
+        except ValueError:
+            return rpc_error_reply(400, None, PARSE_ERROR, "Parse error")
+
+        if isinstance(message, list):
+            if version not in BATCH_PROTOCOL_VERSIONS:
+                return rpc_error_reply(
+                    400, None, INVALID_REQUEST, f"JSON-RPC batches are not supported at protocol version {version}"
+                )
+            if not message:
+                return rpc_error_reply(400, None, INVALID_REQUEST, "Invalid Request: empty batch")
+            replies: list[dict[str, Any]] = []
+            for item in message:
+                kind = classify(item)
+                if kind == "invalid":
+                    replies.append(error_envelope(None, INVALID_REQUEST, "Invalid Request"))
+                elif kind == "request":
+                    if item["method"] == "initialize":
+                        replies.append(
+                            error_envelope(
+                                item["id"], INVALID_REQUEST, "initialize must not be part of a JSON-RPC batch"
+                            )
+                        )
+                    else:
+                        replies.append(self._handshake_request(version, item))
+            if not replies:
+                return HttpReply(202, {}, "")
+            return json_reply(200, replies)
+
+        kind = classify(message)
+        if kind == "invalid":
+            return rpc_error_reply(400, None, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+        if kind in ("notification", "response"):
+            return HttpReply(202, {}, "")
+        return json_reply(200, self._handshake_request(version, message))
+
+    def _handshake_request(self, version: str, message: dict[str, Any]) -> dict[str, Any]:
+        request_id = message["id"]
+        method = message["method"]
+        params = message.get("params") or {}
+        try:
+            if method == "initialize":
+                result = self._initialize(params)
+            elif method == "ping":
+                result = {}
+            elif method == "tools/list":
+                check_cursor(params)
+                result = {"tools": self._tools_listing()}
+            elif method == "tools/call":
+                result = self._call_tool(params)
+            else:
+                raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
+        except RpcError as exc:
+            return error_envelope(request_id, exc.code, exc.message, exc.data)
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        offered = params.get("protocolVersion")
+        if not isinstance(offered, str):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: protocolVersion must be a string")
+        if not isinstance(params.get("capabilities"), dict):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: capabilities must be an object")
+        if not _is_implementation(params.get("clientInfo")):
+            raise RpcError(
+                INVALID_PARAMS, "Invalid request parameters: clientInfo must be an object with name and version"
+            )
+        result: dict[str, Any] = {
+            "protocolVersion": offered if offered in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
+            "capabilities": copy_json(self._capabilities),
+            "serverInfo": dict(self._server_info),
+        }
+        if self._instructions is not None:
+            result["instructions"] = self._instructions
+        return result
+
+    # -- stateless era (2026-07-28) --
+
+    def _handle_modern(
+        self, requested: str, headers: dict[str, str], duplicated: set[str], body: str | bytes | None
+    ) -> HttpReply:
+        try:
+            message = parse_json(body)
+        except ValueError:
+            return rpc_error_reply(400, None, PARSE_ERROR, "Parse error")
+
+        invalid_body = "Body must be a single JSON-RPC request or notification object"
+        if isinstance(message, dict) and "id" not in message:
+            # A notification: nothing to act on in this era; acknowledged at a served version.
+            if classify(message) != "notification":
+                return rpc_error_reply(400, None, INVALID_REQUEST, invalid_body)
+            if requested not in MODERN_PROTOCOL_VERSIONS:
+                return rpc_error_reply(
+                    400,
+                    None,
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version",
+                    unsupported_data(requested),
+                )
+            return HttpReply(202, {}, "")
+        if classify(message) != "request":
+            # A batch, a posted response, or a malformed envelope.
+            return rpc_error_reply(400, None, INVALID_REQUEST, invalid_body)
+
+        request_id = message["id"]
+        try:
+            repeated = sorted(duplicated & ROUTING_HEADERS)
+            if repeated:
+                raise RpcError(HEADER_MISMATCH, f"{repeated[0]} header appears more than once")
+            version = check_envelope(message, headers)
+            if message["method"] == "tools/call":
+                check_param_headers(self._param_decls, message, headers, duplicated)
+            result = self._modern_request(version, message)
+        except RpcError as exc:
+            status = MODERN_ERROR_STATUS.get(exc.code, 200)
+            return json_reply(status, error_envelope(request_id, exc.code, exc.message, exc.data))
+        return json_reply(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _modern_request(self, version: str, message: dict[str, Any]) -> dict[str, Any]:
+        method = message["method"]
+        params = message.get("params") or {}
+        if method not in ("server/discover", "tools/list", "tools/call"):
+            # Includes initialize, ping and the notifications/roots methods the revision removed.
+            raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
+        check_envelope_shape(params["_meta"])
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
+                "capabilities": copy_json(self._capabilities),
+                "ttlMs": 0,
+                "cacheScope": "private",
+            }
+            if self._instructions is not None:
+                result["instructions"] = self._instructions
+        elif method == "tools/list":
+            check_cursor(params)
+            result = {"tools": self._tools_listing(), "ttlMs": 0, "cacheScope": "private"}
+        else:
+            result = self._call_tool(params)
+        result["resultType"] = "complete"
+        result["_meta"] = {SERVER_INFO_META_KEY: dict(self._server_info)}
+        return result
+
+    # -- shared method bodies --
+
+    def _tools_listing(self) -> list[dict[str, Any]]:
+        return copy_json(self._tool_wire)
+
+    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: name must be a string")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: arguments must be an object")
+        if name not in self._tools:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+        try:
+            outcome = self._invoke(name, arguments)
+            structured, is_error = outcome.structured, bool(outcome.is_error)
+            if not isinstance(structured, dict):
+                raise TypeError(f"tool {name!r} returned {type(structured).__name__}, not a JSON object")
+            text = json.dumps(structured, ensure_ascii=False)
+        except UnknownTool:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
+        except Exception:
+            logger.exception("tool %r failed", name)
+            structured, is_error = dict(INTERNAL_TOOL_ERROR), True
+            text = json.dumps(structured)
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": structured,
+            "isError": is_error,
+        }
+
+
+def tool_to_wire(tool: McpTool) -> dict[str, Any]:
+    wire: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None:
+        wire["title"] = tool.title
+    wire["description"] = tool.description
+    wire["inputSchema"] = copy_json(tool.input_schema)
+    wire["outputSchema"] = copy_json(tool.output_schema)
+    wire["annotations"] = {
+        "readOnlyHint": bool(tool.read_only),
+        "destructiveHint": bool(tool.destructive),
+        "idempotentHint": bool(tool.idempotent),
+        "openWorldHint": False,
+    }
+    return wire
