@@ -1,0 +1,7 @@
+"""``python -m mnemo.local.cli``."""
+
+import sys
+
+from mnemo.local.cli import main
+
+sys.exit(main())

@@ -1,0 +1,55 @@
+"""Where a command acts: the settings its flags set, the service over the chosen backend, the
+workspace and project it names."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemo.models.records import Project
+    from mnemo.service.pipeline import Service
+
+from mnemo.local.cli.output import UsageError
+
+
+def local_environment(backend: str | None, data_dir: str | None) -> None:
+    """Settings are environment-driven (read once); the CLI's flags just set them first."""
+    if backend:
+        os.environ["MNEMO_BACKEND"] = backend
+    if data_dir:
+        os.environ["MNEMO_DATA_DIR"] = data_dir
+    # Outside Lambda: no X-Ray daemon, and metrics would only print EMF blobs to the console.
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Mnemo")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+def service(args: argparse.Namespace) -> Service:
+    local_environment(args.backend, args.data_dir)
+    from mnemo import runtime
+
+    return runtime.service()
+
+
+def workspace_of(svc: Service, args: argparse.Namespace) -> str:
+    """--workspace, else $MNEMO_WORKSPACE, else the store's only workspace."""
+    chosen = args.workspace or os.environ.get("MNEMO_WORKSPACE")
+    if chosen:
+        return str(chosen)
+    workspaces = svc.ports.tenants.list_workspaces()
+    if len(workspaces) == 1:
+        return workspaces[0].id
+    if not workspaces:
+        from mnemo.errors import NotFound
+
+        raise NotFound("the store has no workspace yet: run `mnemo workspace create NAME` (or `mnemo serve`)")
+    raise UsageError(f"the store has {len(workspaces)} workspaces: pass --workspace (see `mnemo workspace list`)")
+
+
+def project_of(svc: Service, args: argparse.Namespace) -> Project:
+    from mnemo.service import tenancy
+
+    return tenancy.project(svc.ports, workspace_of(svc, args), args.project)

@@ -1,0 +1,153 @@
+"""The ``mnemo`` argument parser: every command and its options."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
+
+from mnemo.local.cli.admin import (
+    cmd_key_create,
+    cmd_key_list,
+    cmd_key_revoke,
+    cmd_limits_set,
+    cmd_limits_show,
+    cmd_project_create,
+    cmd_project_list,
+    cmd_workspace_create,
+    cmd_workspace_list,
+)
+from mnemo.local.cli.output import run_admin
+from mnemo.local.cli.server import DEFAULT_PORT, cmd_cleanup, cmd_serve
+from mnemo.local.cli.transfer import cmd_export, cmd_import
+
+
+def _common(*, suppress: bool) -> argparse.ArgumentParser:
+    """--backend, --data-dir and --json, accepted before the command and after it."""
+    default: Any = argparse.SUPPRESS if suppress else None
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--backend", choices=["sqlite", "aws"], default=default, help="default: $MNEMO_BACKEND or sqlite"
+    )
+    common.add_argument(
+        "--data-dir", default=default, help="embedded backend folder (default: $MNEMO_DATA_DIR or ./.mnemo)"
+    )
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print results (and errors, on stderr) as JSON",
+    )
+    return common
+
+
+def _in_workspace() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "-w", "--workspace", help="workspace id (default: $MNEMO_WORKSPACE, or the store's only workspace)"
+    )
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemo",
+        description="Mnemo, memory for AI agents: the local server and administration.",
+        epilog="Exit codes: 0 done, 1 refused or failed, 2 usage error, 3 backend unavailable.",
+        parents=[_common(suppress=False)],
+    )
+    common = _common(suppress=True)
+    scoped = [common, _in_workspace()]
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the local HTTP server (REST and MCP)", parents=[common])
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, help=f"default: $MNEMO_PORT or {DEFAULT_PORT}")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    serve.set_defaults(func=cmd_serve)
+
+    cleanup = sub.add_parser(
+        "cleanup", help="remove expired memories, purge tombstones, repair index drift", parents=[common]
+    )
+    cleanup.add_argument("--max-items", type=int, help="items one run may examine (default: $MNEMO_CLEANUP_MAX_ITEMS)")
+    cleanup.add_argument("--until-done", action="store_true", help="repeat bounded runs until no work remains")
+    cleanup.set_defaults(func=cmd_cleanup)
+
+    def group(name: str, help_text: str) -> Any:
+        parser_ = sub.add_parser(name, help=help_text)
+        return parser_.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def action(actions: Any, name: str, func: Any, help_text: str, parents: list[Any]) -> argparse.ArgumentParser:
+        parser_ = actions.add_parser(name, help=help_text, description=help_text, parents=parents)
+        parser_.set_defaults(func=run_admin(func))
+        return parser_
+
+    workspace = group("workspace", "create and list workspaces (tenants)")
+    p = action(workspace, "create", cmd_workspace_create, "create a workspace and its default project", [common])
+    p.add_argument("name")
+    p.add_argument("--project-slug", default="default", help="slug of its default project (default: default)")
+    p.add_argument("--admin-key", action="store_true", help="also create an admin key and print it once")
+    p.add_argument("--admin-key-label", default="admin", help="label of that key (default: admin)")
+    action(workspace, "list", cmd_workspace_list, "list every workspace with its limits", [common])
+
+    project = group("project", "create and list a workspace's projects")
+    p = action(project, "create", cmd_project_create, "create a project", scoped)
+    p.add_argument("slug", help="unique in the workspace: a-z, 0-9 and '-'")
+    p.add_argument("--name", help="display name (default: the slug)")
+    action(project, "list", cmd_project_list, "list the workspace's projects", scoped)
+
+    key = group("key", "create, list and revoke API keys")
+    p = action(key, "create", cmd_key_create, "create an API key and print it once", scoped)
+    p.add_argument("--label", required=True, help="who uses it; the default source of its memories")
+    p.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        help="memory:read, memory:write, memory:delete or admin; repeat or separate with commas",
+    )
+    p.add_argument("--project", help="the key's default project (slug or id)")
+    p.add_argument("--team", action="append", help="a team the key belongs to; repeat or separate with commas")
+    action(key, "list", cmd_key_list, "list the workspace's keys (never their secrets)", scoped)
+    p = action(key, "revoke", cmd_key_revoke, "revoke a key: refused from its next call", scoped)
+    p.add_argument("key_id", help="key_… as shown by `mnemo key list`")
+
+    limits = group("limits", "show or change a workspace's rate limits")
+    action(limits, "show", cmd_limits_show, "the workspace's calls a minute per class", scoped)
+    p = action(limits, "set", cmd_limits_set, "give the workspace its own calls a minute", scoped)
+    p.add_argument("--search", type=int, help="read calls a minute (default figure: 120)")
+    p.add_argument("--write", type=int, help="write calls a minute (default figure: 60)")
+    p.add_argument("--default", action="store_true", help="back to the deployment's defaults")
+
+    p = sub.add_parser(
+        "export",
+        help="write a project's memories as JSON lines",
+        description="Write every memory of a project, one JSON record a line, to stdout or --output.",
+        parents=scoped,
+    )
+    p.add_argument("--project", help="slug or id (default: the workspace's default project)")
+    p.add_argument("-o", "--output", help="a file instead of stdout")
+    p.add_argument("--include-expired", action="store_true", help="also memories past their expires_at")
+    p.set_defaults(func=run_admin(cmd_export))
+
+    p = sub.add_parser("import", help="read memories exported by `mnemo export` into a project", parents=scoped)
+    p.description = (
+        "Read JSON lines from stdin or --input into a project, keeping ids, versions and timestamps. "
+        "The whole input is checked before anything is written."
+    )
+    p.add_argument("--project", help="slug or id (default: the workspace's default project)")
+    p.add_argument("-i", "--input", help="a file instead of stdin")
+    p.add_argument(
+        "--force-workspace",
+        action="store_true",
+        help="allow records exported from another workspace (they are re-homed in this one)",
+    )
+    p.add_argument(
+        "--on-existing",
+        choices=["fail", "skip"],
+        default="fail",
+        help="a memory id already in the project: fail before writing anything (default), or skip it",
+    )
+    p.set_defaults(func=run_admin(cmd_import))
+    return parser
