@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mnemo.errors import Forbidden, InvalidRequest, NotFound
-from mnemo.service.retrieval import TRUNCATION_MARK
+from mnemo.service.retrieval.packing import TRUNCATION_MARK
 from mnemo.text import estimate_tokens
 
 

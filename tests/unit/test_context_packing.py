@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mnemo.models.records import MemoryRecord
-from mnemo.service.retrieval import SEPARATOR, TRUNCATION_MARK, Match, cut_to, pack
+from mnemo.service.retrieval.matching import Match
+from mnemo.service.retrieval.packing import SEPARATOR, TRUNCATION_MARK, cut_to, pack
 from mnemo.text import estimate_tokens
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

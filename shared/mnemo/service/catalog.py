@@ -163,7 +163,7 @@ REGISTRY = Registry(
             ),
             args=m.ForgetArgs,
             result=m.ForgetResult,
-            run=retrieval.forget,
+            run=memories.forget,
             rate_class="write",
             scopes=_D,
             destructive=True,

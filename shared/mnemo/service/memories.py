@@ -1,4 +1,4 @@
-"""memory_add, memory_get, memory_update, memory_delete, memory_search (SPEC §3)."""
+"""memory_add, memory_get, memory_update, memory_delete, forget and memory_search (SPEC §3)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from mnemo.models.records import MemoryRecord
 from mnemo.models.tools import (
     DeletedRef,
     DeleteResult,
+    ForgetArgs,
+    ForgetResult,
+    ForgottenRef,
     MemoriesResult,
     MemoryAddArgs,
     MemoryIdArgs,
@@ -151,3 +154,9 @@ def memory_search(ctx: CallContext, args: MemorySearchArgs) -> MemoriesResult:
         hits = ctx.ports.index.search(IndexQuery(ctx.scope, terms, "all", flt, args.limit))
         records = [hit.record for hit in hits]
     return MemoriesResult(project=ctx.project_ref, memories=[r.public() for r in records])
+
+
+def forget(ctx: CallContext, args: ForgetArgs) -> ForgetResult:
+    """Delete exactly the referenced memory (404 when unknown or not visible to the key)."""
+    delete_memory(ctx, args.reference)
+    return ForgetResult(project=ctx.project_ref, forgotten=ForgottenRef(reference=args.reference))

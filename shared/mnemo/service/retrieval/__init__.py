@@ -1,0 +1,15 @@
+"""search_memory, recall and recall_context (SPEC §3): the retrieval family.
+
+Everything here is written against the ports, so every backend behaves the same: the index only
+finds and orders candidates (``IndexQuery`` mode ``all`` or ``any``, with the filters); which
+terms matched where, the forgiving re-ranking, the ``no_match`` diagnosis, deduplication and
+token packing are computed in Python from the records with :mod:`mnemo.text`. See
+docs/retrieval.md for the rules as a user sees them.
+
+Modules by job: ``matching`` (a hit against the query), ``explain`` (results and their reasons),
+``diagnosis`` (``no_match``), ``packing`` (recall_context's block) and ``tools`` (the three tools).
+"""
+
+from mnemo.service.retrieval.tools import recall, recall_context, search_memory
+
+__all__ = ["recall", "recall_context", "search_memory"]

@@ -1,0 +1,78 @@
+"""Results as the caller sees them, and with ``explain`` why each ranks where it does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mnemo import text
+from mnemo.models.tools import (
+    Explanation,
+    MatchedFields,
+    RetrievalItem,
+)
+from mnemo.service.retrieval.matching import Match
+
+
+def result_items(
+    matches: Sequence[Match], terms: Sequence[text.QueryTerm], *, explain: bool, prefer_working: bool
+) -> list[RetrievalItem]:
+    items = []
+    for index, match in enumerate(matches):
+        record = match.record
+        explanation = None
+        if explain:
+            previous = matches[index - 1] if index else None
+            explanation = Explanation(
+                matched_terms=match.matched,
+                unmatched_terms=[t.text for t in terms if t.text not in match.matched],
+                fields=MatchedFields(**match.fields),
+                rank=index + 1,
+                reason=reason(index + 1, match, previous, len(terms), prefer_working=prefer_working),
+            )
+        items.append(
+            RetrievalItem(
+                reference=record.id,
+                location=record.path,
+                content=record.content,
+                kind=record.kind,
+                tags=record.tags,
+                score=match.score,
+                updated_at=record.updated_at,
+                explanation=explanation,
+            )
+        )
+    return items
+
+
+def _coverage(match: Match, term_count: int) -> str:
+    found = len(match.matched)
+    if term_count == 1:
+        return "the term matched" if found else "the term did not match"
+    if found == term_count:
+        return f"all {term_count} terms matched"
+    return f"{found} of {term_count} terms matched"
+
+
+def reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
+    """Why ``match`` sits at ``rank``: compared with the result just above it."""
+    parts = [f"rank {rank}: {_coverage(match, term_count)}"]
+    if previous is None:
+        if prefer_working and match.working:
+            parts.append("working memory, ranked before the rest (prefer_working)")
+        else:
+            parts.append("the best match")
+        return "; ".join(parts)
+    above = f"rank {rank - 1}"
+    if prefer_working and match.working:
+        parts.append("working memory, ranked before the rest (prefer_working)")
+    if prefer_working and previous.working and not match.working:
+        parts.append(f"not a working memory, so after {above} (prefer_working)")
+    elif len(match.matched) < len(previous.matched):
+        parts.append(f"fewer terms matched than {above} ({len(match.matched)} vs {len(previous.matched)})")
+    elif match.score < previous.score:
+        parts.append(f"lower relevance score than {above} ({match.score:.3g} vs {previous.score:.3g})")
+    elif match.record.updated_at < previous.record.updated_at:
+        parts.append(f"same relevance as {above}, updated earlier")
+    else:
+        parts.append(f"tied with {above}")
+    return "; ".join(parts)

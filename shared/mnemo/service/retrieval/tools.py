@@ -1,0 +1,96 @@
+"""The tools: search_memory (strict), recall (forgiving) and recall_context (recall, packed)."""
+
+from __future__ import annotations
+
+from mnemo import text
+from mnemo.models.tools import (
+    NoMatch,
+    RecallArgs,
+    RecallContextArgs,
+    RecallContextResult,
+    RetrievalArgs,
+    RetrievalResult,
+    SearchMemoryArgs,
+)
+from mnemo.ports import IndexQuery
+from mnemo.service.context import CallContext
+from mnemo.service.retrieval.diagnosis import diagnose, no_match_result, no_terms
+from mnemo.service.retrieval.explain import result_items
+from mnemo.service.retrieval.matching import Match, analyse, rank_key
+from mnemo.service.retrieval.packing import dedupe_key, pack
+
+#: recall re-ranks this many index candidates per wanted result, at most POOL_CAP in all
+POOL_FACTOR = 4
+
+
+POOL_CAP = 200
+
+
+def search_memory(ctx: CallContext, args: SearchMemoryArgs) -> RetrievalResult:
+    """Strict: a memory must contain every term and pass every filter; otherwise no_match."""
+    flt = ctx.memory_filter(team_id=args.team_id, kind_like=args.memory_type, path_like=args.path_filter)
+    terms = text.query_terms(args.query)
+    if not terms:
+        return no_match_result(ctx, no_terms())
+    query = IndexQuery(ctx.scope, terms, "all", flt, args.limit, prefer_working=args.prefer_working)
+    matches = [analyse(hit, terms) for hit in ctx.ports.index.search(query)]
+    if not matches:
+        return no_match_result(ctx, diagnose(ctx, terms, args, strict=True, team_id=args.team_id))
+    return RetrievalResult(
+        project=ctx.project_ref,
+        matched=True,
+        results=result_items(matches, terms, explain=args.explain, prefer_working=args.prefer_working),
+    )
+
+
+def recall(ctx: CallContext, args: RecallArgs) -> RetrievalResult:
+    """Forgiving: any term, Latin prefixes, ranked by terms matched, then score, then recency."""
+    terms, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.limit * POOL_FACTOR, POOL_CAP))
+    if no_match is not None:
+        return no_match_result(ctx, no_match)
+    return RetrievalResult(
+        project=ctx.project_ref,
+        matched=True,
+        results=result_items(ranked[: args.limit], terms, explain=args.explain, prefer_working=args.prefer_working),
+    )
+
+
+def _recall_ranked(
+    ctx: CallContext, args: RetrievalArgs, *, pool: int
+) -> tuple[list[text.QueryTerm], list[Match], NoMatch | None]:
+    flt = ctx.memory_filter(kind_like=args.memory_type, path_like=args.path_filter)
+    terms = text.query_terms(args.query, latin_prefix=True)
+    if not terms:
+        return terms, [], no_terms()
+    query = IndexQuery(ctx.scope, terms, "any", flt, pool, prefer_working=args.prefer_working)
+    matches = [analyse(hit, terms) for hit in ctx.ports.index.search(query)]
+    if not matches:
+        return terms, [], diagnose(ctx, terms, args, strict=False, team_id=None)
+    matches.sort(key=lambda m: rank_key(m, prefer_working=args.prefer_working), reverse=True)
+    return terms, matches, None
+
+
+def recall_context(ctx: CallContext, args: RecallContextArgs) -> RecallContextResult:
+    """recall's ranking, deduplicated and packed into one block under max_items and max_tokens."""
+    _, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.max_items * POOL_FACTOR, POOL_CAP))
+    chosen: list[Match] = []
+    seen: set[str] = set()
+    for match in ranked:
+        key = dedupe_key(match.record.content)
+        if key in seen:
+            continue
+        seen.add(key)
+        chosen.append(match)
+        if len(chosen) == args.max_items:
+            break
+    packed = pack(chosen, args.max_tokens)
+    block = "".join(packed.parts)
+    return RecallContextResult(
+        project=ctx.project_ref,
+        context=None if args.output_json else block,
+        items=packed.items if args.output_json else None,
+        references=[item.reference for item in packed.items],
+        used_tokens=text.estimate_tokens(block),
+        truncated=packed.truncated,
+        no_match=no_match,
+    )
