@@ -1,0 +1,112 @@
+"""The architecture, held by the import graph: handlers → api → service → ports ← backends.
+
+Every ``import`` in ``shared/mnemo`` (function-level and ``TYPE_CHECKING`` ones included) is an
+edge; the rules below say which edges may not exist. ``mnemo.runtime`` is the composition root:
+the one module that picks a backend, so it alone may import one.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "mnemo"
+
+#: layer → the mnemo packages it must never import
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "mnemo.service": ("mnemo.backends", "mnemo.api", "mnemo.local", "mnemo.runtime"),
+    "mnemo.api": ("mnemo.backends", "mnemo.local"),
+    "mnemo.local": ("mnemo.backends",),
+    "mnemo.backends": ("mnemo.service", "mnemo.api", "mnemo.local", "mnemo.runtime"),
+}
+#: modules that may import only these mnemo modules (leaves of the graph)
+ONLY: dict[str, tuple[str, ...]] = {
+    "mnemo.models": ("mnemo.models", "mnemo.like"),
+    "mnemo.ports": ("mnemo.models", "mnemo.gcra", "mnemo.text"),
+    "mnemo.errors": ("mnemo.gcra",),
+    "mnemo.gcra": (),
+    "mnemo.text": (),
+    "mnemo.like": (),
+    "mnemo.ids": (),
+    "mnemo.config": (),
+    "mnemo.observability": (),
+    "mnemo.api.mcp": ("mnemo.api.mcp", "mnemo.api.strict_json"),  # the protocol layer: stdlib only
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from mnemo import runtime`
+    return {name for name in found if name.startswith("mnemo.")}
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(path): imports_of(path) for path in PACKAGE.rglob("*.py")}
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def violations(edges: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in sorted(edges.items()):
+        for layer, banned in FORBIDDEN.items():
+            if _within(module, layer):
+                found += [f"{module} imports {t}" for t in sorted(targets) if any(_within(t, b) for b in banned)]
+        for leaf, allowed in ONLY.items():
+            if _within(module, leaf):
+                # a package on the way to an allowed module (``from mnemo.api import strict_json``) is fine
+                own = [t for t in targets if not any(_within(t, a) or a.startswith(t + ".") for a in allowed)]
+                found += [f"{module} imports {t}" for t in sorted(own)]
+    return found
+
+
+def test_no_layer_is_crossed():
+    assert violations(graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "target"),
+    [
+        ("mnemo.service.memories", "mnemo.backends.sqlite.store"),
+        ("mnemo.service.pipeline", "mnemo.api.http"),
+        ("mnemo.api.routers.tools", "mnemo.backends.aws"),
+        ("mnemo.local.cli.admin", "mnemo.backends.sqlite"),
+        ("mnemo.backends.aws.store", "mnemo.service.context"),
+        ("mnemo.models.tools", "mnemo.service.identity"),
+        ("mnemo.api.mcp.endpoint", "mnemo.observability"),
+    ],
+)
+def test_the_check_catches_a_crossing(module, target):
+    edges = graph()
+    edges[module] = {*edges.get(module, set()), target}
+
+    assert f"{module} imports {target}" in violations(edges)
+
+
+def test_the_graph_sees_every_module_and_function_level_imports():
+    edges = graph()
+
+    assert "mnemo.service.pipeline" in edges and "mnemo.backends.sqlite.index" in edges
+    # runtime imports its backends inside a function: still an edge (and allowed: it is the root)
+    assert "mnemo.backends.sqlite" in edges["mnemo.runtime"]
