@@ -1,7 +1,7 @@
 """Retrieval latency in process: ``Service.invoke`` for every retrieval tool the registry holds,
 at each corpus size, over the documented query mix (``bench.corpus.queries``).
 
-A retrieval tool is any read-only tool of ``mnemo.service.tools.TOOLS`` whose arguments take a
+A retrieval tool is any read-only tool of ``mnemo.service.catalog.TOOLS`` whose arguments take a
 free-text ``q`` or ``query``; tools added later (search_memory, recall, recall_context) are
 picked up without changes here. Each tool runs with its default limit, as a client that passes
 only the query would.
