@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test install lint unit fuzz bench clean openapi
+.PHONY: run test install lint unit fuzz bench clean openapi docs
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ bench: $(STAMP)
 
 openapi: $(STAMP)
 	$(BIN)/python -c "import json; from mnemo.api.openapi import build_openapi; print(json.dumps(build_openapi(), indent=2))" > docs/openapi.json
+
+## docs: regenerate the tool reference in docs/api.md from the registry and the models
+## (tests/unit/test_api_reference.py fails when the committed file is out of date)
+docs: $(STAMP)
+	$(BIN)/python -m mnemo.api.reference docs/api.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -13,17 +13,17 @@ from mnemo.models.common import Timestamp
 class Memory(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    id: str
-    content: str
-    kind: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    path: str | None = None
-    team_id: str | None = None
-    source: str
-    expires_at: Timestamp | None = None
-    version: int
-    created_at: Timestamp
-    updated_at: Timestamp
+    id: str = Field(description="`mem_` + a 26-character ULID (sorts by creation time): the memory's reference.")
+    content: str = Field(description="The text, verbatim as written.")
+    kind: str | None = Field(default=None, description="The caller's category; `working` marks active working state.")
+    tags: list[str] = Field(default_factory=list, description="Tags in the order given, without duplicates.")
+    path: str | None = Field(default=None, description="Logical location, e.g. `acme/pricing/decisions`.")
+    team_id: str | None = Field(default=None, description="Only keys of this team (and admin keys) see the memory.")
+    source: str = Field(description="Who wrote it: the `source` argument, else the writing key's label.")
+    expires_at: Timestamp | None = Field(default=None, description="RFC 3339 UTC time after which it is gone.")
+    version: int = Field(description="1 on creation, +1 on every change.")
+    created_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds.")
+    updated_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds; the last change.")
 
 
 class MemoryRecord(Memory):

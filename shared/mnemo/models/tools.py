@@ -67,12 +67,12 @@ def _scalar_kinds(annotation: Any) -> set[type]:
 
 
 class ProjectRef(BaseModel):
-    id: str
-    slug: str
+    id: str = Field(description="`prj_…`")
+    slug: str = Field(description="Unique inside the workspace.")
 
 
 class Result(BaseModel):
-    project: ProjectRef
+    project: ProjectRef = Field(description="The project the call acted on.")
 
 
 # ---- memory_* -------------------------------------------------------------------------------
@@ -329,5 +329,7 @@ class ErrorBody(BaseModel):
         "unavailable",
         "internal",
     ]
-    details: list[dict[str, object]] | None = None
-    retry_after: int | None = None
+    details: list[dict[str, object]] | None = Field(
+        default=None, description="Field errors: `loc` (where), `type` and `msg` of each."
+    )
+    retry_after: int | None = Field(default=None, description="Seconds to wait (rate limits and outages).")
