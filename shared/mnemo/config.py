@@ -16,11 +16,11 @@ class Settings(BaseSettings):
     #: the embedded backend's folder (SQLite file ``mnemo.db`` inside)
     data_dir: Path = Path(".mnemo")
 
-    #: default per-workspace limits (SPEC §5); a workspace may carry its own
+    #: default per-workspace limits (docs/contract.md §5); a workspace may carry its own
     search_per_minute: int = Field(default=120, ge=1)
     write_per_minute: int = Field(default=60, ge=1)
 
-    #: bodies above this are 413 (SPEC §4)
+    #: bodies above this are 413 (docs/contract.md §4)
     max_body_bytes: int = 64 * 1024
 
     # -- the AWS backend (DynamoDB + OpenSearch); template.yaml sets these in Lambda ---------
@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     opensearch_endpoint: str = "http://127.0.0.1:9200"
     #: the alias every read and write goes through; the index behind it is ``<alias>-v1``
     opensearch_index: str = "mnemo-memories"
-    #: ``wait_for`` makes a write searchable before the call returns (SPEC §3)
+    #: ``wait_for`` makes a write searchable before the call returns (docs/contract.md §3)
     opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
     #: sign requests with SigV4 (Amazon OpenSearch Service); needs a region
     #: the index's refresh_interval, set explicitly so an idle shard keeps refreshing; a

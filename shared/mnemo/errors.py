@@ -1,4 +1,4 @@
-"""Domain exceptions, raised deep and mapped to SPEC §4 bodies in exactly one place (``api.errors``).
+"""Domain exceptions, raised deep and mapped to docs/contract.md §4 bodies in exactly one place (``api.errors``).
 
 Each class carries its HTTP status and machine code, so no layer ever matches on message text.
 """

@@ -28,7 +28,7 @@ class RateDecision:
     rate_class: str = "search"
 
     def headers(self) -> dict[str, str]:
-        """SPEC §5's headers, in the structured-field form of the IETF httpapi rate-limit draft."""
+        """docs/contract.md §5's headers, in the structured-field form of the IETF httpapi rate-limit draft."""
         headers = {
             "RateLimit-Policy": f'"{self.rate_class}";q={self.limit};w={self.window_s}',
             "RateLimit": f'"{self.rate_class}";r={self.remaining};t={self.reset_s}',

@@ -1,4 +1,4 @@
-"""The LIKE patterns of ``path_filter`` and ``memory_type`` (SPEC §3), defined once.
+"""The LIKE patterns of ``path_filter`` and ``memory_type`` (docs/contract.md §3), defined once.
 
 ``%`` matches any run of characters (also none), ``_`` exactly one character, and ``\\``
 makes the next character literal (``\\%``, ``\\_``, ``\\\\``; ``\\x`` is just ``x``). Matching

@@ -1,4 +1,4 @@
-"""The cleanup job (SPEC §6 Scheduled cleanup), on every backend: expiry, repair, drift between
+"""The cleanup job (docs/contract.md §6 Scheduled cleanup), on every backend: expiry, repair, drift between
 store and index, bounded resumable runs, and overlapping runs.
 
 Drift is made the way it happens in production — a record written while the index was away, an
@@ -246,7 +246,7 @@ def test_a_past_deadline_starts_no_work_and_reports_more(tenant):
 
 def atomic_per_item(ports: Ports, request: pytest.FixtureRequest) -> Ports:
     """The same backend, with moto's calls serialised on AWS: moto does not apply conditional
-    writes atomically across threads (PITFALLS), real DynamoDB does, per item."""
+    writes atomically across threads (docs/pitfalls.md), real DynamoDB does, per item."""
     from mnemo.backends.sqlite import SqliteBackend
 
     if isinstance(ports, SqliteBackend):

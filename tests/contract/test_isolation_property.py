@@ -1,6 +1,6 @@
 """Property: a key of workspace A can never read, list, search, update, delete or forget anything
 of workspace B, whatever ids, project slugs or ids, X-Project headers, team_id filters or
-idempotency keys it sends, in any sequence of calls (SPEC §1). On every backend.
+idempotency keys it sends, in any sequence of calls (docs/contract.md §1). On every backend.
 
 Each test builds two fresh workspaces that look alike on purpose: both have a project with
 the slug ``shared`` and memories of a team called ``red``, and B has used the idempotency key
@@ -201,7 +201,7 @@ def test_a_key_of_one_workspace_never_reaches_another(world, ops):
             team_id=team,
             idempotency_key=b_key if reuse_key else None,
         )
-        effective = project_ref if project_ref is not None else header_ref  # SPEC §1: argument first
+        effective = project_ref if project_ref is not None else header_ref  # docs/contract.md §1: argument first
         resolved_to_b = effective is not None and effective.startswith("b_")
         names_b_memory = target in world.b_ids and any(f in arguments for f in ("id", "reference"))
 

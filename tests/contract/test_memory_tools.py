@@ -1,4 +1,4 @@
-"""memory_add / get / update / delete / search (SPEC §2–3), on every backend."""
+"""memory_add / get / update / delete / search (docs/contract.md §2–3), on every backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""search_memory, recall, recall_context and forget (SPEC §3, issue 4), on every backend."""
+"""search_memory, recall, recall_context and forget (docs/contract.md §3, issue 4), on every backend."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A Hypothesis state machine: random sequences of tool calls against a small in-memory model of
-the contract (SPEC §2–3), on every backend. After every step the whole project is listed and
+the contract (docs/contract.md §2–3), on every backend. After every step the whole project is listed and
 compared with the model, so a lost update, a resurrected delete or a stale index shows at once.
 
 Tools the registry does not (yet) hold are skipped: ``forget``, ``search_memory`` and ``recall``
@@ -143,7 +143,7 @@ class MemoryModel(RuleBasedStateMachine):
 
     @rule(memory_id=memories, content=contents, pick=st.integers(min_value=0, max_value=1000))
     def edit_then_search(self, memory_id: str, content: str, pick: int) -> None:
-        """SPEC §3 "edits are searchable immediately": right after an update, a term of the new text
+        """docs/contract.md §3 "edits are searchable immediately": right after an update, a term of the new text
         finds it and a term only the old text had does not."""
         before = self.model.get(memory_id)
         self.update(memory_id, content, "keep", None, "current")

@@ -1,4 +1,4 @@
-"""Keys, scopes, teams, project resolution and rate-limit figures (SPEC §1, §5), on every backend.
+"""Keys, scopes, teams, project resolution and rate-limit figures (docs/contract.md §1, §5), on every backend.
 
 Tools are taken from the registry at run time, so "every write tool" includes tools added later."""
 

@@ -1,4 +1,4 @@
-"""Export and import of a project (SPEC §6 CLI): a lossless round trip, on every backend."""
+"""Export and import of a project (docs/contract.md §6 CLI): a lossless round trip, on every backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What SPEC §4 says an error answer looks like, as one assertion the suites share."""
+"""What docs/contract.md §4 says an error answer looks like, as one assertion the suites share."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-#: SPEC §4: the code each status carries
+#: docs/contract.md §4: the code each status carries
 CODES = {
     400: "invalid_request",
     401: "unauthorized",

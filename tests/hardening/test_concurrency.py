@@ -1,7 +1,7 @@
 """Racing callers on the SQLite backend (the AWS helper covers DynamoDB): optimistic updates never
 lose a write, parallel adds are all stored and searchable, and the rate limiter's buckets never
 admit more than the limit — across threads, and across two ``mnemo serve`` processes sharing one
-data folder (SPEC §5: "shared by every key and every function instance")."""
+data folder (docs/contract.md §5: "shared by every key and every function instance")."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_the_bucket_never_admits_more_than_its_limit_under_a_thread_race(tmp_pat
 
 def test_two_server_processes_share_one_bucket(tmp_path):
     """Two ``mnemo serve`` on one data folder (two "function instances"): together they admit no
-    more than the workspace's limit, and every refusal is SPEC's 429."""
+    more than the workspace's limit, and every refusal is the 429 of docs/contract.md §5."""
     limit = 20
     env = {**UNLIMITED, "MNEMO_WRITE_PER_MINUTE": str(limit)}
     first = start_server(tmp_path, env)

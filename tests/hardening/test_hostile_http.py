@@ -1,4 +1,4 @@
-"""Hostile requests against a real ``mnemo serve``: each gets SPEC §4's answer and changes nothing.
+"""Hostile requests against a real ``mnemo serve``: each gets the answer of docs/contract.md §4 and changes nothing.
 
 Every attack runs between two snapshots of the store (the whole project listed through the API);
 a rejected request that wrote anything, or an odd query that broke the index, shows as a diff."""
@@ -47,7 +47,8 @@ def seeded(hard_server: RunningServer) -> RunningServer:
 
 
 def rejected(server: RunningServer, reply_of: object, status: int, code: str) -> Reply:
-    """Run the attack between two snapshots; the reply is SPEC's error and the store is untouched."""
+    """Run the attack between two snapshots; the reply is the error of docs/contract.md §4 and the
+    store is untouched."""
     before = snapshot(server)
     reply = reply_of() if callable(reply_of) else reply_of
     assert isinstance(reply, Reply)

@@ -36,7 +36,7 @@ schema.config.generation.update(max_examples=MAX_EXAMPLES, with_security_paramet
 
 
 def spec_error_body(ctx: CheckContext, response: Response, case: schemathesis.Case) -> None:
-    """Every error answer is SPEC §4: ``{message, code}`` with the code the status implies."""
+    """Every error answer is docs/contract.md §4: ``{message, code}`` with the code the status implies."""
     if response.status_code >= 400:
         assert_spec_error(response.status_code, response.content, echoed=sent_strings(response))
 
@@ -76,7 +76,7 @@ def test_the_fuzzed_document_is_the_one_the_server_serves(hard_server: RunningSe
 
 
 def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, response: Response) -> bool:
-    """SPEC rules a JSON Schema cannot express, so schema-valid data may rightly break them: content
+    """Rules of docs/contract.md that a JSON Schema cannot express, so schema-valid data may rightly break them: content
     over 4096 bytes of UTF-8 (413), NUL in content, control characters in kind / tags / path /
     source (and an admin project's name or key's label), an ``expires_at`` that is not in the
     future, and a LIKE pattern ending in a lone escape (400 naming that field)."""

@@ -161,7 +161,8 @@ def test_rate_limited_calls_log_no_key_and_no_content(gateway, capfd, caplog):
 
 def test_an_unexpected_failure_is_a_bare_500_and_its_message_is_not_logged(gateway, capfd, caplog, monkeypatch):
     """A backend failing with an exception that carries user data (as driver errors echoing a
-    query do): the caller gets SPEC's bare 500, and the logs get the type and place, not the text."""
+    query do): the caller gets the bare 500 of docs/contract.md §4, and the logs get the type and
+    place, not the text."""
     gw, svc = gateway
     debug_logging()
     caplog.set_level(logging.DEBUG)

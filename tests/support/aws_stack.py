@@ -86,7 +86,7 @@ class RequestCounter:
 
 
 class SerialisedDynamoDB:
-    """moto does not apply conditional writes atomically across threads (PITFALLS); real DynamoDB
+    """moto does not apply conditional writes atomically across threads (docs/pitfalls.md); real DynamoDB
     is atomic per item. This takes one lock in botocore's ``before-call`` and releases it in
     ``after-call`` / ``after-call-error``, so moto sees one call at a time, like one item would."""
 

@@ -2,7 +2,7 @@
 
 The protocol itself is pinned by test_mcp_protocol.py; here: authentication and the body limit
 at HTTP level, the catalog generated from the tool registry, and tools/call running the very
-service REST runs (scopes, rate limits, X-Project, idempotency, SPEC §4 error bodies).
+service REST runs (scopes, rate limits, X-Project, idempotency, docs/contract.md §4 error bodies).
 """
 
 from __future__ import annotations

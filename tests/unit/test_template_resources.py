@@ -1,4 +1,4 @@
-"""template.yaml's deployment rules that cfn-lint does not check (SPEC §7)."""
+"""template.yaml's deployment rules that cfn-lint does not check (docs/contract.md §7)."""
 
 from __future__ import annotations
 

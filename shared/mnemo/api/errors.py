@@ -1,4 +1,4 @@
-"""The one place an exception becomes a SPEC §4 error, for REST and MCP alike.
+"""The one place an exception becomes a docs/contract.md §4 error, for REST and MCP alike.
 
 Domain errors (``mnemo.errors``) carry their status and code; the adapters have already turned
 their engine's outages into ``Unavailable``. Anything else is a bug: logged by type and place,

@@ -1,5 +1,5 @@
 """What every HTTP surface shares: reading a request body strictly, answering JSON, turning any
-exception into SPEC §4's ``{message, code}`` (through ``api.errors``), and the resolver and
+exception into docs/contract.md §4's ``{message, code}`` (through ``api.errors``), and the resolver and
 routers the functions are assembled from.
 
 A :class:`SurfaceRouter` is a Powertools ``Router`` that also records the routes it declares in
@@ -105,7 +105,8 @@ class SurfaceRouter(Router):
 
 
 class Resolver(APIGatewayHttpResolver):
-    """A function's HTTP app: the routers it includes, and every failure answered in SPEC's shape."""
+    """A function's HTTP app: the routers it includes, and every failure answered in the error shape
+    of docs/contract.md §4."""
 
     def __init__(self, *routers: SurfaceRouter) -> None:
         super().__init__()

@@ -23,7 +23,7 @@ from mnemo.local.routes import Route, http_routes, match_route
 log = logging.getLogger("mnemo.local")
 
 #: API Gateway refuses payloads over 10 MB; we stop reading far earlier (the handler's own
-#: limit, 64 KiB, still decides the SPEC answer for bodies up to this size).
+#: limit, 64 KiB, still decides the answer of docs/contract.md §4 for bodies up to this size).
 MAX_READ_BYTES = 1024 * 1024
 
 
@@ -143,7 +143,7 @@ class LocalGateway:
         try:
             with self._invocation:
                 result = handler(event, LocalContext(route.function))
-        except Exception as exc:  # noqa: BLE001 - the Lambda runtime would answer 502; we keep SPEC's shape
+        except Exception as exc:  # noqa: BLE001 - the Lambda runtime would answer 502; we keep the error shape of docs/contract.md §4
             # type and place only: the exception's text may quote user data
             log.error("handler %s crashed: %s at %s", route.function, type(exc).__name__, " < ".join(where(exc)[::-1]))
             return _spec_error(500, "internal", "internal error")
@@ -215,14 +215,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def __getattr__(self, name: str) -> Any:
         # Every method (TRACE, CONNECT, PROPFIND, …) reaches the router, which answers 405 with
-        # Allow in SPEC's shape, instead of the stdlib's 501 HTML page.
+        # Allow in the error shape of docs/contract.md §4, instead of the stdlib's 501 HTML page.
         if name.startswith("do_"):
             return self._serve
         raise AttributeError(name)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Errors the stdlib's HTTP parser raises (bad request line, URI or headers too long)
-        in SPEC's ``{message, code}`` shape, never its HTML page."""
+        in the ``{message, code}`` shape of docs/contract.md §4, never its HTML page."""
         self.log_error("code %d, message %s", code, message)
         reason = self.responses.get(code, ("error",))[0]
         status, headers, body = _spec_error(code, "invalid_request", reason.lower())

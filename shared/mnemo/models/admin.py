@@ -1,4 +1,4 @@
-"""Administration models: what the admin routes and the CLI accept and show (SPEC §1, §5).
+"""Administration models: what the admin routes and the CLI accept and show (docs/contract.md §1, §5).
 
 A key is only ever shown as :class:`KeyInfo` (no salt, no hash); its plain secret appears once,
 in :class:`CreatedKey`, and is never stored."""
@@ -66,7 +66,7 @@ class CreateKeyArgs(_Args):
         "memory:delete (delete and forget only), admin (everything, including /v1/admin)."
     )
     default_project: ProjectRefArg | None = Field(
-        default=None, description="Slug or id of the project used when a call names none (SPEC §1)."
+        default=None, description="Slug or id of the project used when a call names none."
     )
     team_ids: Annotated[list[TeamId], Field(max_length=50)] = Field(
         default_factory=list, description="Teams whose memories the key may see and change."

@@ -1,4 +1,4 @@
-"""Field types shared by records and tool arguments (SPEC §2)."""
+"""Field types shared by records and tool arguments (docs/contract.md §2)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ MAX_TAGS = 20
 MAX_PROJECT_REF = 64
 MAX_IDEMPOTENCY_KEY = 255
 
-#: what an API key may do (SPEC §1); ``admin`` includes every other scope
+#: what an API key may do (docs/contract.md §1); ``admin`` includes every other scope
 ScopeName = Literal["memory:read", "memory:write", "memory:delete", "admin"]
 SCOPE_NAMES: tuple[str, ...] = get_args(ScopeName)
 
@@ -104,7 +104,12 @@ Path = Annotated[
 ]
 TeamId = Annotated[
     str,
-    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$", description="A team id (see SPEC §1 Teams)."),
+    Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="A team id: only keys of that team (and admin keys) see its memories.",
+    ),
 ]
 Source = Annotated[str, Field(min_length=1, max_length=128, description="Who wrote it."), AfterValidator(_no_controls)]
 MemoryId = Annotated[

@@ -1,4 +1,4 @@
-"""Stored records (SPEC §1–2). The public ``Memory`` is what callers see; ``MemoryRecord`` adds
+"""Stored records (docs/contract.md §1–2). The public ``Memory`` is what callers see; ``MemoryRecord`` adds
 the tenancy keys a backend needs and never leaves the service."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Arguments and results of every tool (SPEC §3). These models validate requests on both
+"""Arguments and results of every tool (docs/contract.md §3). These models validate requests on both
 surfaces and generate the OpenAPI document and the MCP tool schemas."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Args(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _json_scalar_types(cls, data: Any) -> Any:
-        """JSON's scalar types as the schemas state them (SPEC §4: wrong types are 400): pydantic's
+        """JSON's scalar types as the schemas state them (docs/contract.md §4: wrong types are 400): pydantic's
         lax mode would read ``true`` or ``"10"`` as the integer 1 or 10 and ``"yes"`` or ``1`` as a
         boolean. Integral numbers such as ``10.0`` stay valid integers, as in JSON Schema."""
         if not isinstance(data, Mapping):

@@ -1,4 +1,4 @@
-"""The scheduled cleanup job (SPEC §6): written once, against the ports, for every backend.
+"""The scheduled cleanup job (docs/contract.md §6): written once, against the ports, for every backend.
 
 One run works through four phases, in this order, each a walk that resumes where the previous
 run stopped (its cursor is persisted through ``Maintenance.save_checkpoint`` after every page):

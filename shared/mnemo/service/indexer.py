@@ -1,4 +1,4 @@
-"""The stream indexer's logic (SPEC §7): apply one change of the record store to the index.
+"""The stream indexer's logic (docs/contract.md §7): apply one change of the record store to the index.
 
 The index's external versions make this idempotent and order-safe: a change replayed, or
 delivered after a newer one, is refused by the index and counts as done. A remove writes a

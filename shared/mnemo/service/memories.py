@@ -1,4 +1,4 @@
-"""memory_add, memory_get, memory_update, memory_delete, forget and memory_search (SPEC §3)."""
+"""memory_add, memory_get, memory_update, memory_delete, forget and memory_search (docs/contract.md §3)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ class Invocation:
 
 
 def validation_error(exc: ValidationError) -> InvalidRequest | ContentTooLarge:
-    """A pydantic error as SPEC §4: 413 when the content is too large, else 400, with details."""
+    """A pydantic error as docs/contract.md §4: 413 when the content is too large, else 400, with details."""
     details = [
         {"loc": list(err["loc"]), "type": err["type"], "msg": err["msg"]}
         for err in exc.errors(include_url=False, include_input=False, include_context=False)
@@ -46,7 +46,7 @@ def validation_error(exc: ValidationError) -> InvalidRequest | ContentTooLarge:
 
 
 def validate(model: type[BaseModel], arguments: Mapping[str, Any] | Any) -> Any:
-    """``arguments`` (a decoded JSON body) as ``model``, or the SPEC §4 error."""
+    """``arguments`` (a decoded JSON body) as ``model``, or the docs/contract.md §4 error."""
     if not isinstance(arguments, Mapping):
         raise InvalidRequest("arguments must be a JSON object")
     try:
@@ -84,7 +84,7 @@ class Service:
     def resolve_project(
         self, caller: Caller, argument: str | None, header: str | None, workspace: Workspace | None = None
     ) -> Project:
-        """SPEC §1: the argument, then X-Project, then the key's default, then the workspace's.
+        """docs/contract.md §1: the argument, then X-Project, then the key's default, then the workspace's.
         ``workspace`` is the caller's workspace when the call has read it already."""
         tenants = self.ports.tenants
         if header is not None and not 1 <= len(header) <= MAX_PROJECT_REF:

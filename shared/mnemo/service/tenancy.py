@@ -146,7 +146,7 @@ def set_limits(ports: Ports, workspace_id: str, limits: RateLimits | None) -> No
 
 
 def bootstrap(ports: Ports, *, plain_key: str | None = None) -> NewKey | None:
-    """On an empty store: a default workspace and project, and an admin key (SPEC §7).
+    """On an empty store: a default workspace and project, and an admin key (docs/contract.md §7).
     Returns None when the store already has a workspace."""
     if not ports.tenants.is_empty():
         return None

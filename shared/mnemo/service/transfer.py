@@ -1,5 +1,5 @@
 """Export and import of a project's memories: a lossless copy keeping ids, versions and
-timestamps (SPEC §6 CLI). The CLI turns records into JSON lines and back; this module decides
+timestamps (docs/contract.md §6 CLI). The CLI turns records into JSON lines and back; this module decides
 what may be imported where.
 
 Import checks everything before it writes anything: every line must be a valid record, no id
@@ -29,7 +29,7 @@ def export_project(
     ports: Ports, project: Project, *, now: datetime | None = None, include_expired: bool = False
 ) -> Iterator[MemoryRecord]:
     """Every record of the project in id order, page by page. Expired records are gone for
-    every read (SPEC §2), so they are left out unless ``include_expired``."""
+    every read (docs/contract.md §2), so they are left out unless ``include_expired``."""
     now = now or utc_now()
     scope = Scope(project.workspace_id, project.id)
     cursor: str | None = None

@@ -1,7 +1,7 @@
 """The MCP protocol layer: Streamable HTTP in JSON-response mode, with no server-side session.
 
 Self-contained on purpose: it imports only the standard library, because importing any part of
-the official ``mcp`` SDK costs more than a second at Lambda cold start (see PITFALLS.md). The
+the official ``mcp`` SDK costs more than a second at Lambda cold start (docs/pitfalls.md, "Cold imports cost"). The
 rules below were read from the SDK's own server and client (mcp 2.3.0) and are pinned by
 ``tests/unit/test_mcp_protocol.py`` and ``tests/e2e/test_mcp_sdk_client.py``.
 

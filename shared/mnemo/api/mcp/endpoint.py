@@ -73,7 +73,7 @@ class McpTool:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """What ``invoke`` returns: the JSON result, or the SPEC §4 error body when ``is_error``."""
+    """What ``invoke`` returns: the JSON result, or the docs/contract.md §4 error body when ``is_error``."""
 
     structured: dict
     is_error: bool

@@ -1,6 +1,6 @@
 """Idempotency keys for ``memory_add`` through Powertools' idempotency utility on DynamoDB.
 
-The utility's flow is exactly the contract (SPEC §3): a conditional ``PutItem`` claims the key
+The utility's flow is exactly the contract (docs/contract.md §3): a conditional ``PutItem`` claims the key
 (status ``INPROGRESS``); the add runs; an ``UpdateItem`` stores its response (``COMPLETED``). A
 repeat finds the completed record in the failed claim's ``ALL_OLD`` image and replays it without
 running the add; other arguments fail Powertools' payload validation (→ 409); a concurrent
@@ -31,7 +31,7 @@ from mnemo.backends.errors import translate_errors
 from mnemo.errors import StoreUnavailable
 from mnemo.ports import IdempotencyMismatch, VersionConflict
 
-#: how long a key replays its first result (SPEC leaves it open; 24 h, as the SQLite backend)
+#: how long a key replays its first result (docs/contract.md §3: 24 h, as the SQLite backend)
 EXPIRES_AFTER_S = 24 * 3600
 #: a claim whose call died (timeout, crash) frees the key after this long
 IN_PROGRESS_BUDGET_MS = 30_000

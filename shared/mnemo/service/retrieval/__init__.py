@@ -1,4 +1,4 @@
-"""search_memory, recall and recall_context (SPEC §3): the retrieval family.
+"""search_memory, recall and recall_context (docs/contract.md §3): the retrieval family.
 
 Everything here is written against the ports, so every backend behaves the same: the index only
 finds and orders candidates (``IndexQuery`` mode ``all`` or ``any``, with the filters); which
