@@ -4,7 +4,8 @@ A bucket of ``limit`` calls per ``window`` with burst = limit stores only its *t
 arrival time* (TAT, integer milliseconds). Each call costs one emission interval
 ``T = window / limit``; a call at ``now`` is admitted when ``max(tat, now) + T - now <= window``,
 i.e. while the bucket still holds a token. Backends keep the TAT and make the read-decide-write
-atomic (SQLite: one write transaction; DynamoDB: a conditional update).
+atomic (SQLite: one write transaction; DynamoDB: a conditional update). :func:`peek` reads a
+bucket without taking from it (the admin view of current levels).
 """
 
 from __future__ import annotations
@@ -67,3 +68,25 @@ def step(tat_ms: int | None, now_ms: int, limit: int, rate_class: str, window_ms
         rate_class=rate_class,
     )
     return Step(decision, new_tat if allowed else base)
+
+
+def peek(tat_ms: int | None, now_ms: int, limit: int, rate_class: str, window_ms: int = WINDOW_MS) -> RateDecision:
+    """The bucket as it stands at ``now_ms``, taking nothing: ``remaining`` calls left, ``reset_s``
+    until it is full again, and whether a call now would be admitted (``retry_after_s`` if not).
+    Right after :func:`step` admitted a call it reports the same ``remaining`` and ``reset_s``."""
+    t = interval_ms(limit, window_ms)
+    capacity_ms = t * limit
+    base = max(tat_ms or 0, now_ms)
+    level = base - now_ms
+    remaining = max(0, (capacity_ms - level) // t)
+    allowed = level + t <= capacity_ms
+    retry_ms = 0 if allowed else base + t - capacity_ms - now_ms
+    return RateDecision(
+        allowed=allowed,
+        limit=limit,
+        remaining=int(remaining),
+        reset_s=math.ceil(level / 1000),
+        retry_after_s=0 if allowed else max(1, math.ceil(retry_ms / 1000)),
+        window_s=window_ms // 1000,
+        rate_class=rate_class,
+    )

@@ -156,7 +156,13 @@ class SearchIndex(Protocol):
 
 
 class RateLimiter(Protocol):
-    def acquire(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision: ...
+    def acquire(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:
+        """Take one call from the bucket, atomically, or say when to retry."""
+        ...
+
+    def peek(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:
+        """The bucket's current level, taking nothing (a bucket never used is full)."""
+        ...
 
 
 class TenantStore(Protocol):

@@ -134,6 +134,23 @@ def test_the_bucket_admits_its_capacity_then_says_when_to_retry(ports, tenant):
     assert decisions[0].reset_s == 20
 
 
+def test_peeking_at_a_bucket_reports_its_level_and_takes_nothing(ports, tenant):
+    ws = tenant.workspace_id
+    fresh = ports.limiter.peek(ws, "write", 3)
+    assert (fresh.allowed, fresh.limit, fresh.remaining, fresh.reset_s, fresh.retry_after_s) == (True, 3, 3, 0, 0)
+
+    taken = [ports.limiter.acquire(ws, "write", 3) for _ in range(2)]
+    first, second = ports.limiter.peek(ws, "write", 3), ports.limiter.peek(ws, "write", 3)
+    assert first.remaining == second.remaining == taken[-1].remaining == 1
+    assert first.allowed and 20 <= first.reset_s <= 40
+    assert ports.limiter.acquire(ws, "write", 3).allowed  # peeking took nothing: the third call still fits
+
+    empty = ports.limiter.peek(ws, "write", 3)
+    assert (empty.allowed, empty.remaining) == (False, 0)
+    assert 1 <= empty.retry_after_s <= 20 and 40 <= empty.reset_s <= 60
+    assert ports.limiter.peek(ws, "search", 3).remaining == 3  # the classes are separate buckets
+
+
 def test_a_prefix_match_is_ranked_by_term_frequency_like_any_other(ports, scope, put):
     dense = put("billing billing retries")
     put("billing exports and the finance retries bucket alongside plenty of other words")

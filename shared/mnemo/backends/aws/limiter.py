@@ -30,7 +30,7 @@ from botocore.exceptions import ClientError
 
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.errors import translate_errors
-from mnemo.gcra import WINDOW_MS, interval_ms, step
+from mnemo.gcra import WINDOW_MS, interval_ms, peek, step
 from mnemo.ports import RateClass, RateDecision
 
 #: buckets whose last decision is remembered per process (LRU)
@@ -70,6 +70,14 @@ class DynamoRateLimiter:
         current = tat if tat is not None else now + t * limit  # the item vanished meanwhile: say "full"
         self._remember(bucket, limit, current, current + t - t * limit)
         return step(current, now, limit, rate_class).decision
+
+    def peek(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:
+        """One strongly consistent ``GetItem``; the per-process memory is neither read nor changed."""
+        out = self.client.get_item(
+            TableName=self.table, Key={"pk": {"S": f"RL#{workspace_id}#{rate_class}"}}, ConsistentRead=True
+        )
+        tat = (out.get("Item") or {}).get("tat")
+        return peek(int(tat["N"]) if tat else None, self.clock(), limit, rate_class)
 
     # -- the two conditional updates: (admitted, tat after success or tat found on failure) --
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import Database, now_ms, outage
-from mnemo.gcra import RateDecision, step
+from mnemo.gcra import RateDecision, peek, step
 from mnemo.ports import RateClass
 
 
@@ -29,3 +29,13 @@ class SqliteRateLimiter:
                     (workspace_id, rate_class, result.new_tat_ms),
                 )
             return result.decision
+
+    def peek(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:
+        row = (
+            self.db.conn()
+            .execute(
+                "SELECT tat_ms FROM rate_buckets WHERE workspace_id = ? AND rate_class = ?", (workspace_id, rate_class)
+            )
+            .fetchone()
+        )
+        return peek(row["tat_ms"] if row else None, now_ms(), limit, rate_class)
