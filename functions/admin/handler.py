@@ -6,7 +6,16 @@ from mnemo.api.http import Resolver
 from mnemo.api.routers.admin import admin_router
 from mnemo.observability import logger, metrics, tracer
 
-app = Resolver(admin_router())
+app = Resolver(
+    admin_router(
+        "admin_keys_list",
+        "admin_key_create",
+        "admin_key_revoke",
+        "admin_projects_list",
+        "admin_project_create",
+        "admin_limits_get",
+    )
+)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

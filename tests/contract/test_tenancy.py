@@ -334,7 +334,9 @@ def test_admin_operations_need_the_admin_scope(tenant):
     from mnemo.service.catalog import ADMIN_OPERATIONS
 
     member = tenant.key([READ, WRITE, DELETE])
-    for name in ADMIN_OPERATIONS:
+    admin_only = [name for name, op in ADMIN_OPERATIONS.items() if op.scopes == {ADMIN}]
+    assert set(ADMIN_OPERATIONS) - set(admin_only) == {"whoami"}
+    for name in admin_only:
         with pytest.raises(Forbidden):
             _admin(tenant, name, member, {"label": "x", "scopes": [ADMIN], "slug": "x"}, key_id=member.key_id)
 
@@ -410,15 +412,108 @@ def test_an_admin_creates_and_lists_projects_and_slugs_are_unique(tenant):
         _admin(tenant, "admin_project_create", arguments={"slug": "Not A Slug"})
 
 
-def test_an_admin_sees_the_workspace_limits(tenant):
-    assert _admin(tenant, "admin_limits_get").model_dump() == {
-        "workspace_id": tenant.workspace_id,
-        "search": 120,
-        "write": 60,
-        "custom": False,
-    }
+def test_an_admin_sees_the_workspace_limits_and_the_buckets_levels(tenant):
+    shown = _admin(tenant, "admin_limits_get").model_dump()
+    levels = shown.pop("levels")
+    assert shown == {"workspace_id": tenant.workspace_id, "search": 120, "write": 60, "custom": False}
+    assert levels["write"] == {"limit": 60, "remaining": 60, "full_in_s": 0, "retry_after_s": 0}
+    assert levels["search"]["remaining"] == 119  # this call took one
+
     tenancy.set_limits(tenant.svc.ports, tenant.workspace_id, RateLimits(search=7, write=3))
-    assert (_admin(tenant, "admin_limits_get").search, _admin(tenant, "admin_limits_get").custom) == (7, True)
+    for slug in ("one", "two"):
+        _admin(tenant, "admin_project_create", arguments={"slug": slug})
+    after = _admin(tenant, "admin_limits_get")
+    assert (after.search, after.custom) == (7, True)
+    assert (after.levels.write.limit, after.levels.write.remaining) == (3, 1)
+    assert 30 <= after.levels.write.full_in_s <= 40 and after.levels.write.retry_after_s == 0
+    _admin(tenant, "admin_project_create", arguments={"slug": "three"})
+    empty = _admin(tenant, "admin_limits_get").levels.write
+    assert (empty.remaining, 1 <= empty.retry_after_s <= 20) == (0, True)
+
+
+# ---- whoami ---------------------------------------------------------------------------------
+
+
+def test_whoami_tells_any_key_what_it_is_and_may_do_and_never_its_secret(tenant, projects):
+    plain = tenant.secret([READ], label="reader", default_project="alpha", team_ids=["red"])
+    reader = tenant.svc.authenticate(f"Bearer {plain}")
+
+    me = tenant.svc.invoke("whoami", reader).result
+
+    assert (me.key.id, me.key.label, me.key.scopes, me.key.team_ids) == (reader.key_id, "reader", [READ], ["red"])
+    assert me.key.default_project_id == projects[0].id
+    assert (me.workspace.id, me.workspace.default_project_id) == (tenant.workspace_id, tenant.project.id)
+    assert [(p.slug, p.default) for p in me.projects] == [("default", True), ("alpha", False), ("beta", False)]
+    read_tools_names = [name for name, op in TOOLS.items() if READ in op.scopes]
+    assert me.operations == [*read_tools_names, "whoami"]
+    stored = tenant.svc.ports.tenants.get_key(reader.key_id)
+    dumped_me = me.model_dump_json()
+    assert plain not in dumped_me and stored.salt not in dumped_me and stored.secret_hash not in dumped_me
+
+
+def test_whoami_lists_every_operation_for_an_admin_and_the_deleting_ones_for_a_delete_key(tenant):
+    from mnemo.service.catalog import REGISTRY
+
+    assert tenant.svc.invoke("whoami", tenant.admin).result.operations == [op.name for op in REGISTRY]
+    deleter = tenant.key([DELETE])
+    assert tenant.svc.invoke("whoami", deleter).result.operations == ["memory_delete", "forget", "whoami"]
+
+
+# ---- export over HTTP -----------------------------------------------------------------------
+
+
+def test_the_export_pages_through_a_project_exactly_like_mnemo_export(tenant, projects):
+    from datetime import timedelta
+
+    from mnemo.models.common import utc_now
+    from mnemo.service import transfer
+
+    alpha = projects[0]
+    ids = [tenant.call("memory_add", content=f"export me {n}", project="alpha").memory.id for n in range(5)]
+    tenant.call("memory_add", content="another project's", project="beta")
+    soon = tenant.call(
+        "memory_add", content="expires", project="alpha", expires_at=(utc_now() + timedelta(hours=1)).isoformat()
+    ).memory
+    later = utc_now() + timedelta(hours=2)  # the last one has expired by then
+
+    pages, cursor = [], None
+    while True:
+        arguments = {"project": "alpha", "limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = tenant.svc.invoke("admin_project_export", tenant.admin, arguments, now=later).result
+        pages.append(page)
+        cursor = page.cursor
+        if cursor is None:
+            break
+
+    exported = [m for page in pages for m in page.memories]
+    assert [m.id for m in exported] == sorted(ids)
+    assert soon.id not in {m.id for m in exported}
+    assert all(page.project.slug == "alpha" and len(page.memories) <= 2 for page in pages)
+    lines = [r.model_dump() for r in transfer.export_project(tenant.svc.ports, alpha, now=later)]
+    assert [m.model_dump() for m in exported] == [{**line} for line in lines]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {},
+        {"project": "default", "cursor": "not-a-memory-id"},
+        {"project": "default", "limit": 0},
+        {"project": "default", "limit": 501},
+        {"project": "default", "since": "yesterday"},
+    ],
+)
+def test_bad_export_arguments_are_400(tenant, arguments):
+    with pytest.raises(InvalidRequest):
+        _admin(tenant, "admin_project_export", arguments=arguments)
+
+
+def test_an_export_of_another_workspaces_project_is_404(svc, tenant):
+    other = new_tenant(svc, "other")
+    other.call("memory_add", content="not yours")
+
+    with pytest.raises(NotFound):
+        _admin(tenant, "admin_project_export", arguments={"project": other.project.id})
 
 
 def test_admin_operations_are_rate_limited_by_their_class(tenant):

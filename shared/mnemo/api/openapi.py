@@ -14,6 +14,7 @@ from mnemo import __version__
 from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF
 from mnemo.models.tools import ErrorBody
 from mnemo.service.catalog import ADMIN_OPERATIONS, TOOLS
+from mnemo.service.identity import ADMIN
 from mnemo.service.operations import Operation
 
 _ERRORS = {
@@ -131,13 +132,16 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
                 "content": {"application/json": {"schema": refs[(op.result, "serialization")]}},
             }
         }
+        admin_only = op.scopes == {ADMIN}
         for status, text in _ADMIN_ERRORS.items():
-            responses[status] = {"description": text, "content": {"application/json": {"schema": error_ref}}}
+            if admin_only or status not in ("403", "404", "409"):
+                responses[status] = {"description": text, "content": {"application/json": {"schema": error_ref}}}
         operation = {
             "operationId": op.name,
             "summary": op.title,
-            "description": op.description + " Needs a key with the `admin` scope; acts on that key's workspace.",
-            "tags": ["admin"],
+            "description": op.description
+            + (" Needs a key with the `admin` scope; acts on that key's workspace." if admin_only else ""),
+            "tags": ["admin" if admin_only else "key"],
             "responses": responses,
             "x-mnemo-rate-class": op.rate_class,
         }

@@ -196,7 +196,8 @@ def render(doc: dict[str, Any] | None = None) -> str:
     lines += [
         "## Admin operations",
         "",
-        "For keys with the `admin` scope, acting on that key's own workspace ([operations.md](operations.md)).",
+        "Operations on the calling key's own workspace ([operations.md](operations.md)): those under `/v1/admin` "
+        "are for keys with the `admin` scope; `GET /v1/whoami` answers any key about itself.",
         "",
     ]
     for op in admin:

@@ -24,6 +24,7 @@ from mnemo.models.common import (
     _no_controls,
 )
 from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
+from mnemo.models.tools import ProjectRef
 
 Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
 
@@ -123,11 +124,51 @@ class ProjectList(BaseModel):
 # ---- workspaces and limits ------------------------------------------------------------------
 
 
+class BucketLevel(BaseModel):
+    """One rate-limit bucket as it stands."""
+
+    limit: int = Field(description="Calls a minute (the bucket's size).")
+    remaining: int = Field(description="Calls the bucket holds now.")
+    full_in_s: int = Field(description="Seconds until the bucket is full again (0: full).")
+    retry_after_s: int = Field(description="Seconds until the next call would be admitted (0: now).")
+
+
+class BucketLevels(BaseModel):
+    search: BucketLevel
+    write: BucketLevel
+
+
 class LimitsInfo(BaseModel):
     workspace_id: str
     search: int = Field(description="Read calls a minute (bucket size).")
     write: int = Field(description="Write calls a minute (bucket size).")
     custom: bool = Field(description="False when the deployment's defaults apply.")
+    levels: BucketLevels = Field(
+        description="The workspace's buckets as they stand after this call (which took one search call)."
+    )
+
+
+# ---- the calling key ------------------------------------------------------------------------
+
+
+class WorkspaceRef(BaseModel):
+    id: str
+    name: str
+    default_project_id: str
+
+
+class WhoAmI(BaseModel):
+    """What the calling key is and may do; the console shows it and hides what the key may not do."""
+
+    key: KeyInfo
+    workspace: WorkspaceRef
+    projects: list[ProjectInfo] = Field(
+        description="The workspace's projects, the default one first, then by slug: a key may act in any of them "
+        "(its teams still limit which memories it sees)."
+    )
+    operations: list[str] = Field(
+        description="The tools and workspace operations this key's scopes allow, by name, in registry order."
+    )
 
 
 class WorkspaceInfo(BaseModel):
@@ -167,3 +208,22 @@ class ExportedMemory(BaseModel):
 
     def record(self) -> MemoryRecord:
         return MemoryRecord.model_validate(self.model_dump())
+
+
+class ExportArgs(_Args):
+    project: ProjectRefArg = Field(description="Slug or id of the project to export.")
+    cursor: MemoryId | None = Field(
+        default=None, description="The `cursor` of the previous page; omit for the first page."
+    )
+    limit: Annotated[int, Field(ge=1, le=500)] = Field(
+        default=200, description="At most this many memories in the page (1–500)."
+    )
+
+
+class ExportPage(BaseModel):
+    project: ProjectRef
+    memories: list[ExportedMemory] = Field(
+        description="The project's live memories in id order, each exactly as one line of `mnemo export` (expired "
+        "ones are left out, so a page may hold fewer than `limit`)."
+    )
+    cursor: str | None = Field(description="Pass it as `cursor` for the next page; null on the last page.")

@@ -1,4 +1,5 @@
-"""The admin operations served over HTTP under ``/v1/admin`` (key scope ``admin``).
+"""The workspace operations served over HTTP: under ``/v1/admin`` (key scope ``admin``) and
+``GET /v1/whoami`` (any key: what the key itself is and may do).
 
 Each acts on the calling key's own workspace only: no argument names a workspace, and a key or
 project id of another workspace is ``404`` exactly like one that does not exist. Creating
@@ -8,8 +9,11 @@ They run through the same pipeline as the tools (``Service.invoke``); ``service.
 
 from __future__ import annotations
 
+from mnemo.errors import NotFound
 from mnemo.models import admin as m
-from mnemo.service import tenancy
+from mnemo.models.tools import ProjectRef
+from mnemo.ports import RateClass
+from mnemo.service import tenancy, transfer
 from mnemo.service.context import CallContext
 
 
@@ -45,5 +49,46 @@ def create_project(ctx: CallContext, args: m.CreateProjectArgs) -> m.ProjectResu
 
 
 def limits(ctx: CallContext, _: None) -> m.LimitsInfo:
-    limits, custom = tenancy.effective_limits(ctx.ports, ctx.caller.workspace_id, ctx.default_limits)
-    return m.LimitsInfo(workspace_id=ctx.caller.workspace_id, search=limits.search, write=limits.write, custom=custom)
+    ws = ctx.caller.workspace_id
+    limits, custom = tenancy.effective_limits(ctx.ports, ws, ctx.default_limits)
+    levels = {}
+    classes: tuple[tuple[RateClass, int], ...] = (("search", limits.search), ("write", limits.write))
+    for rate_class, limit in classes:
+        level = ctx.ports.limiter.peek(ws, rate_class, limit)
+        levels[rate_class] = m.BucketLevel(
+            limit=limit, remaining=level.remaining, full_in_s=level.reset_s, retry_after_s=level.retry_after_s
+        )
+    return m.LimitsInfo(
+        workspace_id=ws, search=limits.search, write=limits.write, custom=custom, levels=m.BucketLevels(**levels)
+    )
+
+
+def export_page(ctx: CallContext, args: m.ExportArgs) -> m.ExportPage:
+    """One page of a project's memories, each as a line of ``mnemo export`` would hold it."""
+    project = tenancy.project(ctx.ports, ctx.caller.workspace_id, args.project)
+    page = transfer.export_page(ctx.ports, project, cursor=args.cursor, limit=args.limit, now=ctx.now)
+    return m.ExportPage(
+        project=ProjectRef(id=project.id, slug=project.slug),
+        memories=[m.ExportedMemory.model_validate(record.model_dump()) for record in page.items],
+        cursor=page.cursor,
+    )
+
+
+def whoami(ctx: CallContext, _: None) -> m.WhoAmI:
+    """The calling key (never its secret), its workspace, the projects it can act in and the
+    operations its scopes allow."""
+    from mnemo.service.catalog import REGISTRY  # the catalog lists this very function
+
+    caller = ctx.caller
+    key = ctx.ports.tenants.get_key(caller.key_id)
+    if key is None:  # pragma: no cover - the pipeline authenticated this key a moment ago
+        raise NotFound("this key no longer exists")
+    ws = tenancy.workspace(ctx.ports, caller.workspace_id)
+    # the default project first, then by slug: the same order on every backend
+    projects = sorted(ctx.ports.tenants.list_projects(ws.id), key=lambda p: (p.id != ws.default_project_id, p.slug))
+    return m.WhoAmI(
+        key=m.KeyInfo.of(key),
+        workspace=m.WorkspaceRef(id=ws.id, name=ws.name, default_project_id=ws.default_project_id),
+        projects=[m.ProjectInfo.of(p, ws) for p in projects],
+        operations=[op.name for op in REGISTRY if caller.may(op.scopes)],
+    )

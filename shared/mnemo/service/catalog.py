@@ -19,6 +19,7 @@ _R = frozenset({READ, ADMIN})
 _W = frozenset({WRITE, ADMIN})
 _D = frozenset({WRITE, DELETE, ADMIN})
 _A = frozenset({ADMIN})
+_ANY = frozenset({READ, WRITE, DELETE, ADMIN})
 
 REGISTRY = Registry(
     (
@@ -252,10 +253,42 @@ REGISTRY = Registry(
             method="GET",
             path="/v1/admin/limits",
         ),
+        Operation(
+            name="admin_project_export",
+            title="Export a project's memories",
+            description=(
+                "One page of the project's live memories in id order, each exactly as a line of `mnemo export` "
+                "(JSON Lines that `mnemo import` reads back): call again with the answer's cursor until it is null."
+            ),
+            args=am.ExportArgs,
+            result=am.ExportPage,
+            run=admin.export_page,
+            rate_class="search",
+            scopes=_A,
+            surface="admin",
+            method="POST",
+            path="/v1/admin/export",
+        ),
+        Operation(
+            name="whoami",
+            title="Describe the calling key",
+            description=(
+                "The calling key (id, label, scopes, teams, default project; never its secret), its workspace, the "
+                "projects it can act in and the operations its scopes allow. Any valid key may call it."
+            ),
+            args=None,
+            result=am.WhoAmI,
+            run=admin.whoami,
+            rate_class="search",
+            scopes=_ANY,
+            surface="admin",
+            method="GET",
+            path="/v1/whoami",
+        ),
     )
 )
 
 #: the tools, in registration order (a live view of the registry)
 TOOLS: Mapping[str, Operation] = REGISTRY.view("tool")
-#: the admin operations (a live view of the registry)
+#: the workspace operations — ``/v1/admin/…`` and ``/v1/whoami`` (a live view of the registry)
 ADMIN_OPERATIONS: Mapping[str, Operation] = REGISTRY.view("admin")

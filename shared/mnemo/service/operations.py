@@ -30,7 +30,8 @@ class Operation:
     rate_class: RateClass
     #: the key needs any one of these scopes (``admin`` always qualifies)
     scopes: frozenset[str]
-    #: tools act inside a resolved project; admin operations on the caller's workspace
+    #: tools act inside a resolved project; admin operations (the workspace operations: ``/v1/admin``
+    #: and ``/v1/whoami``) on the caller's workspace
     surface: Surface = "tool"
     # MCP annotations (tools)
     read_only: bool = False
@@ -72,6 +73,10 @@ class Registry:
 
     def get(self, name: str) -> Operation | None:
         return self._operations.get(name)
+
+    def __iter__(self) -> Iterator[Operation]:
+        """Every operation, tools and workspace operations, in registration order."""
+        return iter(list(self._operations.values()))
 
     def view(self, surface: Surface) -> Mapping[str, Operation]:
         """A live, read-only view of one surface's operations."""

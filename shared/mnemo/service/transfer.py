@@ -19,7 +19,7 @@ from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
 from mnemo.observability import logger
-from mnemo.ports import Ports, Scope, VersionConflict
+from mnemo.ports import Page, Ports, Scope, VersionConflict
 
 OnExisting = Literal["fail", "skip"]
 PAGE = 200
@@ -31,16 +31,29 @@ def export_project(
     """Every record of the project in id order, page by page. Expired records are gone for
     every read (docs/contract.md §2), so they are left out unless ``include_expired``."""
     now = now or utc_now()
-    scope = Scope(project.workspace_id, project.id)
     cursor: str | None = None
     while True:
-        page = ports.store.scan_project(scope, cursor=cursor, limit=PAGE)
-        for record in page.items:
-            if include_expired or not record.expired(now):
-                yield record
+        page = export_page(ports, project, cursor=cursor, limit=PAGE, now=now, include_expired=include_expired)
+        yield from page.items
         if page.cursor is None:
             return
         cursor = page.cursor
+
+
+def export_page(
+    ports: Ports,
+    project: Project,
+    *,
+    cursor: str | None,
+    limit: int,
+    now: datetime,
+    include_expired: bool = False,
+) -> Page[MemoryRecord]:
+    """One page of :func:`export_project` (the admin export over HTTP is paged): the records after
+    ``cursor`` in id order; expired ones are dropped after paging, so a page may come up short."""
+    page = ports.store.scan_project(Scope(project.workspace_id, project.id), cursor=cursor, limit=limit)
+    kept = [record for record in page.items if include_expired or not record.expired(now)]
+    return Page(kept, page.cursor)
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""``/v1/admin``: the admin operations of ``service.catalog``, each as its own route (``admin`` keys)."""
+"""The workspace operations of ``service.catalog`` (``/v1/admin/…`` for ``admin`` keys, and
+``GET /v1/whoami``), each as its own route. Like the tools, a function names the ones it serves:
+each goes to the function whose permissions fit the data it touches."""
 
 from __future__ import annotations
 
@@ -13,9 +15,13 @@ from mnemo.service.catalog import ADMIN_OPERATIONS
 from mnemo.service.operations import Operation
 
 
-def admin_router() -> SurfaceRouter:
+def admin_router(*names: str) -> SurfaceRouter:
+    """Routes for the workspace operations ``names``."""
     router = SurfaceRouter()
-    for op in ADMIN_OPERATIONS.values():
+    for name in names:
+        if name not in ADMIN_OPERATIONS:
+            raise ValueError(f"no workspace operation named {name!r} in the catalog")
+        op = ADMIN_OPERATIONS[name]
         router.serve(op.method, op.path)(_route_for(router, op))
     return router
 
