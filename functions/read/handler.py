@@ -1,11 +1,13 @@
 """ReadFunction: the read tools — memory_get, memory_search, search_memory, recall, recall_context —,
 404 for any other tool name, ``GET /v1/whoami``, the project export (``POST /v1/admin/export``: it
-reads memories, which this function may), ``GET /openapi.json`` and ``GET /healthz``."""
+reads memories, which this function may), ``GET /openapi.json``, ``GET /healthz`` and the console
+(``GET /console`` and its files)."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.http import Resolver
 from mnemo.api.routers.admin import admin_router
+from mnemo.api.routers.console import console_router
 from mnemo.api.routers.meta import meta_router
 from mnemo.api.routers.tools import tools_router
 from mnemo.observability import logger, metrics, tracer
@@ -14,6 +16,7 @@ app = Resolver(
     tools_router("memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
     admin_router("whoami", "admin_project_export"),
     meta_router(),
+    console_router(),
 )
 
 
