@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test install lint unit fuzz bench clean openapi docs
+.PHONY: run test install lint unit fuzz bench clean openapi docs browser screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,9 +21,19 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/mnemo serve
 
-## test: lint, types, template, and every test suite (contract suite on both backends)
-test: $(STAMP) lint
+## test: lint, types, template, and every test suite (contract suite on both backends, the
+## console in a real headless Chromium)
+test: $(STAMP) lint browser
 	$(BIN)/python -m pytest
+
+## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
+## (apt, once; nothing to do when they are installed)
+browser:
+	@scripts/browser.sh
+
+## screenshots: the console's pictures in docs/console/ (a real server and browser, seeded data)
+screenshots: $(STAMP) browser
+	$(BIN)/python -m tests.e2e.console_screenshots docs/console
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
