@@ -33,7 +33,7 @@ browser:
 
 ## screenshots: the console's pictures in docs/console/ (a real server and browser, seeded data)
 screenshots: $(STAMP) browser
-	$(BIN)/python -m tests.e2e.console_screenshots docs/console
+	$(BIN)/python -m tests.support.screenshots docs/console
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -216,7 +216,7 @@ def test_strict_and_forgiving_lookups_explain_which_words_matched_where(c):
     assert c.search("deployment tuesday") == ["Deployment window is Tuesday"]
     explanation = c.b.text("#results .explanation")
     assert "Matched" in explanation and "deployment" in explanation and "tuesday" in explanation
-    assert "Rank 1" in explanation
+    assert "Why: rank 1" in explanation
     assert [m.text for m in c.b.all("#results mark")] == ["Deployment", "Tuesday"]
 
     assert c.search("deployment zebra") == []
@@ -224,7 +224,7 @@ def test_strict_and_forgiving_lookups_explain_which_words_matched_where(c):
 
     c.b.css("input[name=mode][value=forgiving]").click()
     assert c.search("deploy zebra") == ["Deployment window is Tuesday"]  # any word, prefixes too
-    assert "Not in this memory" in c.b.text("#results .explanation")
+    assert "not in this memory zebra" in c.b.text("#results .explanation")
     c.b.css("input[name=mode][value=list]").click()
 
 
@@ -404,6 +404,21 @@ def test_creating_a_key_shows_its_secret_once(c):
     c.b.css(f"#keys tr[data-key-id='{me['key']['id']}'] .revoke-confirm").click()
     c.b.wait(lambda: "revoked" in c.b.css(f"#keys tr[data-key-id='{me['key']['id']}']").get_attribute("class"))
     assert api(c.server, "GET", "/v1/whoami", key=secret)[0] == 401
+
+
+def test_revoking_the_consoles_own_key_signs_it_out(c):
+    status, created = api(c.server, "POST", "/v1/admin/keys", {"label": "short-lived", "scopes": ["admin"]})
+    assert status == 201
+    c.sign_in(created["secret"])
+    c.go("#/keys")
+    row = f"#keys tr[data-key-id='{created['key']['id']}']"
+    c.b.wait_css(f"{row} .revoke").click()
+    c.b.css(f"{row} .revoke-confirm").click()
+
+    assert "You revoked the key this console was using" in c.b.wait_text("#notice", "revoked")
+    assert c.b.all("#signin-key") and not c.b.all("#identity")
+    assert c.b.js("return sessionStorage.length") == 0
+    c.signed_in_as = None
 
 
 def test_a_read_only_key_sees_no_write_controls(c):

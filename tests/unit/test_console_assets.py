@@ -109,3 +109,28 @@ def test_the_scripts_never_parse_strings_as_html_or_code(path):
         assert sink not in source.replace('"srcdoc"', ""), f"{path.name} uses {sink}"
     assert "localStorage" not in source, "the key belongs in sessionStorage only"
     assert "console.log" not in source, "nothing the console holds is logged"
+
+
+ROOT = CONSOLE.parents[3]
+
+
+def test_the_console_pictures_are_small_pngs_and_the_readme_shows_one():
+    pictures = sorted((ROOT / "docs" / "console").glob("*.png"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    assert {p.stem for p in pictures} >= {"recent", "search", "memory", "context", "keys", "limits"}
+    for picture in pictures:
+        data = picture.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n"), picture.name
+        assert len(data) < 200 * 1024, f"{picture.name} is {len(data) // 1024} KiB"
+    assert re.search(r"!\[[^\]]+\]\(docs/console/[a-z]+\.png\)", readme)
+
+
+def test_no_tracked_file_is_over_one_mebibyte():
+    import subprocess
+
+    tracked = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    )
+    large = [name for name in tracked if name and (ROOT / name).is_file() and (ROOT / name).stat().st_size > 1 << 20]
+    assert large == []

@@ -305,26 +305,26 @@ function resultCard(item) {
 }
 
 function explanation(ex) {
-  const terms = (list) => (list && list.length ? list.map((t) => h("code", {}, t)) : "—");
-  const rows = [
-    ["Matched", terms(ex.matched_terms)],
-    ["Not in this memory", terms(ex.unmatched_terms)],
-    ["In the content", terms(ex.fields.content)],
-    ["In the tags", terms(ex.fields.tags)],
-    ["In the path", terms(ex.fields.path)],
-    [`Rank ${ex.rank}`, ex.reason],
-  ];
+  const terms = (list) => list.map((t) => h("code", {}, t));
+  const lines = [];
+  const matched = [h("span", { class: "what" }, "Matched "), ex.matched_terms.length ? terms(ex.matched_terms) : "nothing"];
+  if (ex.unmatched_terms && ex.unmatched_terms.length) {
+    matched.push(h("span", { class: "what" }, " · not in this memory "), terms(ex.unmatched_terms));
+  }
+  lines.push(h("p", { class: "terms" }, matched));
+  const where = [];
+  for (const [field, words] of [["content", ex.fields.content], ["tags", ex.fields.tags], ["path", ex.fields.path]]) {
+    if (words && words.length) where.push(h("span", { class: "field" }, h("span", { class: "what" }, `in the ${field} `), terms(words)));
+  }
+  if (where.length) lines.push(h("p", { class: "where" }, where));
   // fields a newer server adds (e.g. which matches came through a stem) are shown as they come
   for (const [name, value] of Object.entries(ex)) {
     if (["matched_terms", "unmatched_terms", "fields", "rank", "reason"].includes(name)) continue;
-    rows.push([name.replaceAll("_", " "), Array.isArray(value) ? terms(value) : JSON.stringify(value)]);
+    const shown = Array.isArray(value) ? terms(value.map(String)) : typeof value === "object" ? JSON.stringify(value) : String(value);
+    lines.push(h("p", {}, h("span", { class: "what" }, `${name.replaceAll("_", " ")} `), shown));
   }
-  return h(
-    "details",
-    { class: "explanation", open: true },
-    h("summary", {}, "Why this result"),
-    h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-  );
+  lines.push(h("p", { class: "reason", "data-rank": ex.rank }, h("span", { class: "what" }, "Why: "), ex.reason));
+  return h("div", { class: "explanation" }, lines);
 }
 
 // ---- a memory's page -----------------------------------------------------------------------

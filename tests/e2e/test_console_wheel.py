@@ -1,0 +1,61 @@
+"""The console ships inside the built package: a wheel built from a copy of the sources, unpacked
+on its own, serves every console file from ``mnemo serve`` byte for byte."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from tests.e2e.conftest import start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[2]
+CONSOLE = ROOT / "shared" / "mnemo" / "api" / "console"
+
+
+def test_a_built_wheel_serves_the_console(tmp_path):
+    source = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    for part in ("shared", "functions"):
+        shutil.copytree(ROOT / part, source / part, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "dist").glob("mnemo-*.whl")
+    installed = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        archive.extractall(installed)
+    files = sorted(p.name for p in CONSOLE.iterdir() if p.is_file())
+    assert {f"mnemo/api/console/{name}" for name in files} <= names
+
+    # the unpacked wheel first on the path: the console comes from it, not from this checkout
+    server = start_server(tmp_path / "data", env_extra={"PYTHONPATH": str(installed)})
+    try:
+        where = subprocess.run(
+            [sys.executable, "-c", "import mnemo.api.routers.console as c; print(c.__file__)"],
+            env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        assert where.startswith(str(installed)), where
+        for name in files:
+            url = f"{server.url}/console" + ("" if name == "index.html" else f"/{name}")
+            with urllib.request.urlopen(url, timeout=10) as reply:
+                assert reply.status == 200
+                assert reply.headers["Content-Security-Policy"].startswith("default-src 'none'")
+                assert reply.read() == (CONSOLE / name).read_bytes(), name
+    finally:
+        stop_server(server)
