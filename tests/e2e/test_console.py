@@ -194,6 +194,12 @@ def test_add_a_memory_then_find_it_as_you_type_in_english_and_chinese(c):
     assert c.search("缓存 数据库") == [chinese]
     assert c.search("")[:2] == [chinese, english]  # an empty query lists the newest first
 
+    japanese, korean = "デプロイの前にステージングで確認する", "데이터베이스 지연이 높다"
+    for content in (japanese, korean):
+        tool(c.server, "memory_add", content=content)
+    assert c.search("ステージング") == [japanese]
+    assert c.search("데이터베이스") == [korean]
+
 
 def test_the_recent_list_is_newest_first_like_the_api(c):
     c.sign_in(c.server.key)
@@ -438,6 +444,18 @@ def test_a_read_only_key_sees_no_write_controls(c):
         c.open(page)
         assert "may not open this page" in c.b.wait_css("#view").text
         assert c.b.all(write_controls) == []
+    c.b.css("#signout").click()
+    c.signed_in_as = None
+
+
+def test_a_delete_only_key_starts_on_its_own_page(c):
+    status, created = api(c.server, "POST", "/v1/admin/keys", {"label": "pruner", "scopes": ["memory:delete"]})
+    assert status == 201
+    c.sign_in(created["secret"])
+
+    assert [a.text for a in c.b.all("nav a")] == ["This key"]
+    assert "memory:delete" in c.b.wait_text("#key-facts", "Scopes")
+    assert [li.text for li in c.b.all("#key-operations li")] == ["memory_delete", "forget", "whoami"]
     c.b.css("#signout").click()
     c.signed_in_as = None
 

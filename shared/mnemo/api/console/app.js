@@ -10,6 +10,11 @@ import { keysView, limitsView, exportView, projectsView } from "./admin.js";
 import { contextView } from "./context.js";
 import { addView, memoryView, searchView } from "./memories.js";
 
+function forgetViews() {
+  delete searchView.state;
+  delete contextView.state;
+}
+
 const KEY_SLOT = "mnemo.console.key";
 const PROJECT_SLOT = "mnemo.console.project";
 
@@ -170,6 +175,7 @@ async function start(key) {
 function signOut(message) {
   sessionStorage.removeItem(KEY_SLOT);
   session = null;
+  forgetViews(); // the next key must not see the last one's queries and filters
   if (location.hash && location.hash !== "#/") history.replaceState(null, "", location.pathname);
   signInView(message);
 }
@@ -248,8 +254,9 @@ function renderShell() {
 // ---- routing ------------------------------------------------------------------------------
 
 const ROUTES = [
-  [/^#?\/?$/, (ctx) => searchView(ctx)],
-  [/^#\/memory\/(mem_[0-9A-Za-z]{26})$/, (ctx, id) => memoryView(ctx, id)],
+  // a key that may not list memories (memory:delete alone) starts on its own page
+  [/^#?\/?$/, (ctx) => (ctx.can("memory_search") ? searchView(ctx) : keyView(ctx))],
+  [/^#\/memory\/(mem_[0-9A-Za-z]{26})$/, (ctx, id) => memoryView(ctx, id), "memory_get"],
   [/^#\/add$/, (ctx) => addView(ctx), "memory_add"],
   [/^#\/context$/, (ctx) => contextView(ctx), "recall_context"],
   [/^#\/key$/, (ctx) => keyView(ctx)],
