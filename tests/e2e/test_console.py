@@ -201,6 +201,28 @@ def test_add_a_memory_then_find_it_as_you_type_in_english_and_chinese(c):
     assert c.search("데이터베이스") == [korean]
 
 
+def test_a_refused_add_is_explained_in_words_and_stores_nothing(c):
+    c.allowed = ["400 (Bad Request)", "413 (Request Entity Too Large)"]
+    c.sign_in(c.server.key)
+    before = len(tool(c.server, "memory_search", q="", limit=100)["memories"])
+    c.go("#/add")
+    c.b.wait_css("#add-content")
+    c.b.type("#add-content", "fine content")
+    c.b.type("#add-kind", "k" * 65)
+    c.b.css("#add-save").click()
+    notice = c.b.wait_text("#notice", "refused")
+
+    assert "The request was refused: invalid arguments" in notice
+    assert "kind: String should have at most 64 characters" in notice
+    c.b.css("#add-kind").clear()
+    c.b.js("document.getElementById('add-content').value = arguments[0]", "数" * 1366)  # 4098 bytes of UTF-8
+    c.b.js("document.getElementById('add-content').dispatchEvent(new Event('input'))")
+    assert "4098 / 4096 bytes" in c.b.text("#add-form")
+    c.b.css("#add-save").click()
+    assert "Too large" in c.b.wait_text("#notice", "Too large")
+    assert len(tool(c.server, "memory_search", q="", limit=100)["memories"]) == before
+
+
 def test_the_recent_list_is_newest_first_like_the_api(c):
     c.sign_in(c.server.key)
     for n in range(3):

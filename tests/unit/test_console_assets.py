@@ -98,6 +98,10 @@ def test_the_html_has_no_inline_script_style_or_handlers():
     assert scripts and all('src="' in attrs and not body.strip() for attrs, body in scripts)
     assert "<style" not in html and " style=" not in html
     assert not re.search(r"\son[a-z]+\s*=", html)
+    # relative URLs only, so the console works behind an API Gateway stage prefix (/prod/console)
+    assert re.findall(r'(?:src|href)="([^"]*)"', html) and all(
+        not url.startswith(("/", "http:", "https:")) for url in re.findall(r'(?:src|href)="([^"]*)"', html)
+    )
 
 
 @pytest.mark.parametrize("path", sorted(CONSOLE.glob("*.js")), ids=lambda p: p.name)
@@ -108,6 +112,7 @@ def test_the_scripts_never_parse_strings_as_html_or_code(path):
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "srcdoc"):
         assert sink not in source.replace('"srcdoc"', ""), f"{path.name} uses {sink}"
     assert "localStorage" not in source, "the key belongs in sessionStorage only"
+    assert not re.search(r"""fetch\(\s*["'`]/""", source), "API URLs are relative to the page"
     assert "console.log" not in source, "nothing the console holds is logged"
 
 
