@@ -97,8 +97,17 @@ def call_tool(name: str, arguments: dict, **kw: Any) -> dict:
     reply = legacy_rpc("tools/call", {"name": name, "arguments": arguments}, **kw)
     assert "result" in reply, reply
     result = reply["result"]
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    if result["isError"]:  # the SPEC §4 body as text only (see api/mcp/endpoint.py tool_result)
+        assert "structuredContent" not in result
+    else:
+        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     return result
+
+
+def error_of(result: dict) -> dict:
+    """The SPEC §4 body of an isError result."""
+    assert result["isError"] is True
+    return json.loads(result["content"][0]["text"])
 
 
 def listed_tools() -> dict[str, dict]:
@@ -151,6 +160,7 @@ def test_get_and_delete_are_405_with_allow_post(wired_runtime, method):
 
     assert response["statusCode"] == 405
     assert response["headers"]["Allow"] == "POST"
+    assert json.loads(response["body"])["code"] == "invalid_request"
 
 
 def test_initialize_names_the_server_and_issues_no_session(wired_runtime):
@@ -283,17 +293,17 @@ def test_retrieval_results_validate_against_the_listed_output_schema(wired_runti
 def test_content_over_4096_bytes_is_an_is_error_result(wired_runtime):
     result = call_tool("memory_add", {"content": "é" * 2048 + "x"})
 
-    assert result["isError"] is True
-    assert result["structuredContent"]["code"] == "content_too_large"
-    assert result["structuredContent"]["message"]
+    assert result["isError"] is True and "structuredContent" not in result
+    assert error_of(result)["code"] == "content_too_large"
+    assert error_of(result)["message"]
 
 
 def test_invalid_arguments_are_an_is_error_result_with_details(wired_runtime):
     result = call_tool("memory_search", {"q": "x", "limit": 0})
 
     assert result["isError"] is True
-    assert result["structuredContent"]["code"] == "invalid_request"
-    assert result["structuredContent"]["details"][0]["loc"] == ["limit"]
+    assert error_of(result)["code"] == "invalid_request"
+    assert error_of(result)["details"][0]["loc"] == ["limit"]
 
 
 def test_the_x_project_header_chooses_the_project(wired_runtime):
@@ -314,7 +324,7 @@ def test_the_idempotency_key_argument_makes_a_retry_safe(wired_runtime):
 
     assert again["structuredContent"] == first["structuredContent"]
     assert len(call_tool("memory_search", {})["structuredContent"]["memories"]) == 1
-    assert other["isError"] is True and other["structuredContent"]["code"] == "conflict"
+    assert other["isError"] is True and error_of(other)["code"] == "conflict"
 
 
 def test_a_key_without_the_scope_gets_a_forbidden_result(wired_runtime):
@@ -323,7 +333,7 @@ def test_a_key_without_the_scope_gets_a_forbidden_result(wired_runtime):
 
     result = call_tool("memory_add", {"content": "nope"}, key=reader.plain)
 
-    assert result["isError"] is True and result["structuredContent"]["code"] == "forbidden"
+    assert result["isError"] is True and error_of(result)["code"] == "forbidden"
 
 
 @pytest.fixture
@@ -344,8 +354,8 @@ def test_the_rate_limit_applies_as_an_is_error_result(one_write_a_minute):
     limited = call_tool("memory_add", {"content": "second"})
 
     assert limited["isError"] is True
-    assert limited["structuredContent"]["code"] == "rate_limited"
-    assert limited["structuredContent"]["retry_after"] >= 1
+    assert error_of(limited)["code"] == "rate_limited"
+    assert error_of(limited)["retry_after"] >= 1
 
 
 def test_an_unknown_tool_is_invalid_params(wired_runtime):
@@ -377,7 +387,8 @@ def test_a_crashing_tool_is_an_internal_result_without_internals(wired_runtime):
 
     result = json.loads(response["body"])["result"]
     assert result["isError"] is True
-    assert result["structuredContent"] == {"message": "internal error", "code": "internal"}
+    assert "structuredContent" not in result
+    assert error_of(result) == {"message": "internal error", "code": "internal"}
     assert "secret" not in response["body"] and "Traceback" not in response["body"]
 
 

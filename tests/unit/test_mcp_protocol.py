@@ -287,8 +287,9 @@ def test_tools_call_success() -> None:
 def test_tools_call_is_error_outcome(endpoint: McpEndpoint) -> None:
     result = body_of(post(endpoint, rpc("tools/call", {"name": "fail", "arguments": {}}), legacy()))["result"]
     assert result["isError"] is True
-    assert result["structuredContent"] == {"message": "Missing argument.", "code": "invalid_request"}
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    # the body travels as text only: TS SDK v1 clients validate any structuredContent, errors included
+    assert "structuredContent" not in result
+    assert json.loads(result["content"][0]["text"]) == {"message": "Missing argument.", "code": "invalid_request"}
 
 
 @pytest.mark.parametrize("params", [{"name": "echo"}, {"name": "echo", "arguments": None}])
@@ -329,15 +330,16 @@ def test_a_crashing_tool_is_an_internal_error_result_without_internals() -> None
     endpoint = McpEndpoint([ECHO], invoke)
     reply = post(endpoint, rpc("tools/call", {"name": "echo"}))
     result = body_of(reply)["result"]
-    assert result["isError"] is True
-    assert result["structuredContent"] == {"message": "Internal error.", "code": "internal"}
+    assert result["isError"] is True and "structuredContent" not in result
+    assert json.loads(result["content"][0]["text"]) == {"message": "Internal error.", "code": "internal"}
     assert "hunter2" not in reply.body and "Traceback" not in reply.body
 
 
 def test_a_non_object_tool_result_is_an_internal_error_result() -> None:
     endpoint = McpEndpoint([ECHO], lambda name, arguments: ToolOutcome(["not", "a", "dict"], False))  # type: ignore[arg-type]
     result = body_of(post(endpoint, rpc("tools/call", {"name": "echo"})))["result"]
-    assert result["isError"] is True and result["structuredContent"]["code"] == "internal"
+    assert result["isError"] is True and "structuredContent" not in result
+    assert json.loads(result["content"][0]["text"])["code"] == "internal"
 
 
 @pytest.mark.parametrize("method", ["foo/bar", "resources/list", "prompts/list", "logging/setLevel", "server/discover"])
@@ -411,8 +413,9 @@ def test_a_non_json_content_type_is_415(endpoint: McpEndpoint) -> None:
 def test_only_post_is_served(endpoint: McpEndpoint, verb: str) -> None:
     reply = endpoint.handle(verb, {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"}, None)
     assert reply.status == 405
-    assert reply.headers == {"Allow": "POST"}
-    assert reply.body == ""
+    assert reply.headers == {"Allow": "POST", "Content-Type": "application/json"}
+    body = json.loads(reply.body)
+    assert body["code"] == "invalid_request" and "POST" in body["message"]
 
 
 # --- batches: 2025-03-26 only (assumed when the version header is absent) ---
@@ -516,7 +519,8 @@ def test_modern_tools_call(endpoint: McpEndpoint) -> None:
     assert json.loads(ok["content"][0]["text"]) == ok["structuredContent"]
 
     failed = body_of(modern(endpoint, "tools/call", {"name": "fail"}))["result"]
-    assert failed["isError"] is True and failed["structuredContent"]["code"] == "invalid_request"
+    assert failed["isError"] is True and "structuredContent" not in failed
+    assert json.loads(failed["content"][0]["text"])["code"] == "invalid_request"
 
 
 def test_modern_unknown_tool_is_400_invalid_params(endpoint: McpEndpoint) -> None:

@@ -44,6 +44,7 @@ from mnemo.api.mcp.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_HANDSHAKE_VERSION,
+    METHOD_NOT_ALLOWED,
     METHOD_NOT_FOUND,
     MODERN_ERROR_STATUS,
     MODERN_PROTOCOL_VERSIONS,
@@ -136,7 +137,10 @@ class McpEndpoint:
 
     def _handle(self, method: str, headers: Mapping[str, str], body: str | bytes | None) -> HttpReply:
         if (method or "").upper() != "POST":
-            return HttpReply(405, {"Allow": "POST"}, "")
+            # No session is ever issued, so there is no SSE stream to GET and none to DELETE.
+            reply = json_reply(405, dict(METHOD_NOT_ALLOWED))
+            reply.headers["Allow"] = "POST"
+            return reply
         folded, duplicated = fold_headers(headers)
 
         accept = folded.get("accept")
@@ -327,11 +331,24 @@ class McpEndpoint:
             logger.exception("tool %r failed", name)
             structured, is_error = dict(INTERNAL_TOOL_ERROR), True
             text = json.dumps(structured)
-        return {
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": structured,
-            "isError": is_error,
-        }
+        return tool_result(structured, text, is_error)
+
+
+def tool_result(structured: dict[str, Any], text: str, is_error: bool) -> dict[str, Any]:
+    """A ``CallToolResult``. A success carries the result as ``structuredContent`` and as its JSON
+    text; a rejection carries the ``{message, code}`` body as text content only.
+
+    Every revision since 2025-06-18 says a server MUST send structured results that conform to
+    the tool's ``outputSchema``, with no exception for ``isError`` results, and the spec's own
+    tool-error examples carry no ``structuredContent``. Clients differ on errors: the Python SDK
+    and the TypeScript SDK v2 skip validation when ``isError`` is true, but the TypeScript SDK v1
+    ``Client`` (1.x, embedded in most hosts) and the Inspector validate any ``structuredContent``
+    present and throw -32602 before the caller sees the error; ``"structuredContent": null``
+    fails its result schema too. So an error result has no ``structuredContent`` key at all.
+    """
+    if is_error:
+        return {"content": [{"type": "text", "text": text}], "isError": True}
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
 
 def tool_to_wire(tool: McpTool) -> dict[str, Any]:

@@ -50,3 +50,8 @@ NAME_BEARING_METHODS: Final[Mapping[str, str]] = {"tools/call": "name", "prompts
 
 JSON_HEADERS: Final[Mapping[str, str]] = {"Content-Type": "application/json"}
 INTERNAL_TOOL_ERROR: Final[Mapping[str, str]] = {"message": "Internal error.", "code": "internal"}
+METHOD_NOT_ALLOWED: Final[Mapping[str, str]] = {
+    "message": "use POST: this endpoint issues no session, so there is no stream to GET and none to DELETE",
+    "code": "invalid_request",
+}
+"""The body of a ``405`` (any method but POST), in the ``{message, code}`` shape of every other error."""
