@@ -1,172 +1,86 @@
-"""The local HTTP server: each request becomes an API Gateway HTTP API (v2) event and goes to
-the function that serves its route (``mnemo.local.routes``) — the very handler code Lambda runs."""
+"""The local HTTP server of ``mnemo serve``: HTTP/1.1 with keep-alive on a thread per connection,
+each request handed to a pool of handler instances (``mnemo.local.workers``) that run the very
+handler code Lambda runs (``mnemo.local.gateway``).
+
+What a client sees:
+
+* every answer leaves in one write on a socket with ``TCP_NODELAY``: a reused connection
+  answers at the speed of the work, never after the ~40 ms that Nagle's algorithm and the
+  client's delayed ACK add when a response goes out in pieces;
+* a listen backlog of :attr:`LocalServer.request_queue_size`, so a burst of new connections is
+  accepted, not reset;
+* every answer — parser errors (bad request line, HTTP/0.9, HTTP/2+ request lines, oversized
+  headers), 404s and 405s included — has a status line and SPEC §4's ``{message, code}`` body;
+* a client that goes away mid-request costs a debug line, never a traceback.
+"""
 
 from __future__ import annotations
 
-import base64
-import importlib
-import json
 import logging
-import threading
+import signal
+import sys
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from types import FrameType
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from mnemo.api.errors import where
-from mnemo.local.routes import Route, http_routes, match_route
+from mnemo.local.gateway import FUNCTION_TIMEOUT_S, Answer, LocalContext, LocalGateway, build_event, spec_error
+from mnemo.local.workers import PoolOptions, WorkerPool
+
+__all__ = [
+    "LocalContext",
+    "LocalGateway",
+    "LocalServer",
+    "ServeOptions",
+    "build_event",
+    "console_logging",
+    "serve",
+]
 
 log = logging.getLogger("mnemo.local")
 
 #: API Gateway refuses payloads over 10 MB; we stop reading far earlier (the handler's own
-#: limit, 64 KiB, still decides the answer of docs/contract.md §4 for bodies up to this size).
+#: limit, 64 KiB, still decides the SPEC answer for bodies up to this size).
 MAX_READ_BYTES = 1024 * 1024
+#: the longest parser message echoed back (it may quote the request line)
+_MAX_ECHO = 200
 
 
-@dataclass
-class LocalContext:
-    """The parts of a Lambda context object that Powertools reads."""
-
-    function_name: str
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    function_version: str = "$LATEST"
-    memory_limit_in_mb: int = 512
-    log_group_name: str = "local"
-    log_stream_name: str = "local"
-
-    @property
-    def invoked_function_arn(self) -> str:
-        return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 10_000
-
-
-def _spec_error(status: int, code: str, message: str) -> tuple[int, dict[str, str], bytes]:
-    body = json.dumps({"message": message, "code": code}).encode()
-    return status, {"Content-Type": "application/json"}, body
-
-
-def build_event(
-    route: Route, params: dict[str, str], method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
-) -> dict[str, Any]:
-    parts = urlsplit(target)
-    text: str | None
-    try:
-        text, encoded = body.decode("utf-8"), False
-    except UnicodeDecodeError:
-        text, encoded = base64.b64encode(body).decode(), True
-    now = datetime.now(UTC)
-    request_id = str(uuid.uuid4())
-    query = dict(parse_qsl(parts.query, keep_blank_values=True))
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": route.route_key,
-        "rawPath": parts.path,
-        "rawQueryString": parts.query,
-        "headers": headers,
-        "requestContext": {
-            "accountId": "000000000000",
-            "apiId": "local",
-            "domainName": headers.get("host", "localhost"),
-            "domainPrefix": "local",
-            "http": {
-                "method": method,
-                "path": parts.path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": source_ip,
-                "userAgent": headers.get("user-agent", ""),
-            },
-            "requestId": request_id,
-            "routeKey": route.route_key,
-            "stage": "$default",
-            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-            "timeEpoch": int(now.timestamp() * 1000),
-        },
-        "isBase64Encoded": encoded,
-    }
-    if query:
-        event["queryStringParameters"] = query
-    if params:
-        event["pathParameters"] = params
-    if body:
-        event["body"] = text
-    return event
-
-
-class LocalGateway:
-    """Routes and invokes; independent of the socket server so tests can drive it directly.
-
-    Connections are served on many threads, but handlers run one invocation at a time, as in a
-    Lambda instance: Powertools' resolver keeps the current event on the app object, and its
-    Logger and Metrics keep per-invocation state on objects that every function module shares,
-    so two concurrent invocations in one process could see each other's event or keys.
-    """
-
-    def __init__(self, routes: tuple[Route, ...] | None = None) -> None:
-        self.routes = routes if routes is not None else http_routes()
-        self._handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {}
-        self._lock = threading.Lock()
-        self._invocation = threading.Lock()
-
-    def handler_for(self, route: Route) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-        with self._lock:
-            fn = self._handlers.get(route.function)
-            if fn is None:
-                fn = getattr(importlib.import_module(route.module), route.attribute)
-                self._handlers[route.function] = fn
-            return fn
-
-    def warm(self) -> None:
-        for route in self.routes:
-            self.handler_for(route)
-
+class Gateway(Protocol):
     def dispatch(
-        self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str = "127.0.0.1"
-    ) -> tuple[int, dict[str, str], bytes]:
-        path = urlsplit(target).path
-        found = match_route(self.routes, method, path)
-        if found is None:
-            allowed = sorted({r.method for r in self.routes if r.pattern.match(path)})
-            if allowed:
-                status, hdrs, out = _spec_error(405, "invalid_request", f"use {', '.join(allowed)} on {path}")
-                hdrs["Allow"] = ", ".join(allowed)
-                return status, hdrs, out
-            return _spec_error(404, "not_found", "no such route")
-        route, params = found
-        event = build_event(route, params, method, target, headers, body, source_ip)
-        handler = self.handler_for(route)
-        try:
-            with self._invocation:
-                result = handler(event, LocalContext(route.function))
-        except Exception as exc:  # noqa: BLE001 - the Lambda runtime would answer 502; we keep the error shape of docs/contract.md §4
-            # type and place only: the exception's text may quote user data
-            log.error("handler %s crashed: %s at %s", route.function, type(exc).__name__, " < ".join(where(exc)[::-1]))
-            return _spec_error(500, "internal", "internal error")
-        return _response(result)
-
-
-def _response(result: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-    status = int(result.get("statusCode", 200))
-    headers = {k: str(v) for k, v in (result.get("headers") or {}).items()}
-    for name, values in (result.get("multiValueHeaders") or {}).items():
-        headers[name] = ", ".join(str(v) for v in values)
-    body = result.get("body") or ""
-    data = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
-    return status, headers, data
+        self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str = ...
+    ) -> Answer: ...
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: LocalServer
     protocol_version = "HTTP/1.1"
     server_version = "mnemo-local"
+    sys_version = ""
+    #: TCP_NODELAY on every accepted socket (set by StreamRequestHandler.setup)
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s %s", self.address_string(), format % args)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionError, TimeoutError) as exc:  # BrokenPipe, ConnectionReset, ConnectionAborted
+            log.debug("%s went away: %s", self.client_address[0], type(exc).__name__)
+            self.close_connection = True
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":  # a request line without a version: "GET /"
+            self.send_error(400, "send an HTTP/1.1 request line: METHOD TARGET HTTP/1.1")
+            return False
+        return True
 
     def _serve(self) -> None:
         started = time.perf_counter()
@@ -179,15 +93,19 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if length < 0:
-            self._send(*_spec_error(400, "invalid_request", "bad Content-Length"), close=True)
+            self._send(*spec_error(400, "invalid_request", "bad Content-Length"), close=True)
             return
         if length > MAX_READ_BYTES:
-            self._send(*_spec_error(413, "content_too_large", "the body is over 64 KiB"), close=True)
+            self._send(*spec_error(413, "content_too_large", "the body is over 64 KiB"), close=True)
             return
         if headers.get("transfer-encoding", "").lower() == "chunked":
-            self._send(*_spec_error(400, "invalid_request", "send a Content-Length"), close=True)
+            self._send(*spec_error(400, "invalid_request", "send a Content-Length"), close=True)
             return
         body = self.rfile.read(length) if length else b""
+        if len(body) < length:  # the client closed before sending its whole body
+            log.debug("%s went away mid-body", self.client_address[0])
+            self.close_connection = True
+            return
         status, out_headers, data = self.server.gateway.dispatch(
             self.command, self.path, headers, body, self.client_address[0]
         )
@@ -201,43 +119,115 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _send(self, status: int, headers: dict[str, str], data: bytes, close: bool = False) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
+        """Status line, headers and body in one write."""
         if close:
-            self.send_header("Connection", "close")
             self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        reason = self.responses.get(status, ("",))[0]
+        lines = [f"HTTP/1.1 {status} {reason}", f"Server: {self.server_version}", f"Date: {self.date_time_string()}"]
+        for name, value in headers.items():
+            if name.lower() not in {"content-length", "connection", "transfer-encoding", "server", "date"}:
+                lines.append(f"{name}: {value}")
+        lines.append(f"Content-Length: {len(data)}")
+        if self.close_connection:
+            lines.append("Connection: close")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+        self.wfile.write(head if self.command == "HEAD" else head + data)
 
     def __getattr__(self, name: str) -> Any:
         # Every method (TRACE, CONNECT, PROPFIND, …) reaches the router, which answers 405 with
-        # Allow in the error shape of docs/contract.md §4, instead of the stdlib's 501 HTML page.
+        # Allow in SPEC's shape, instead of the stdlib's 501 HTML page.
         if name.startswith("do_"):
             return self._serve
         raise AttributeError(name)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Errors the stdlib's HTTP parser raises (bad request line, URI or headers too long)
-        in the ``{message, code}`` shape of docs/contract.md §4, never its HTML page."""
+        """Errors of the stdlib's HTTP parser (bad request line or version, URI or headers too
+        long) with a status line and SPEC's ``{message, code}`` body, never its HTML page, and
+        never without a status line (it omits one while it still takes the request for HTTP/0.9)."""
         self.log_error("code %d, message %s", code, message)
         reason = self.responses.get(code, ("error",))[0]
-        status, headers, body = _spec_error(code, "invalid_request", reason.lower())
-        self._send(status, headers, body, close=True)
+        text = reason if not message or message == reason else f"{reason}: {message}"
+        self._send(*spec_error(code, "invalid_request", text[:_MAX_ECHO]), close=True)
 
 
 class LocalServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    #: the listen backlog (socketserver's default is 5); the kernel caps it at net.core.somaxconn
+    request_queue_size = 1024
 
-    def __init__(self, host: str, port: int, gateway: LocalGateway | None = None) -> None:
-        self.gateway = gateway or LocalGateway()
+    def __init__(self, host: str, port: int, gateway: Gateway | None = None) -> None:
+        self.gateway: Gateway = gateway or LocalGateway()
         super().__init__((host, port), _Handler)
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Anything a connection's thread did not handle: one line, no traceback on the console."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            log.debug("%s went away: %s", client_address[0], type(exc).__name__)
+            return
+        place = " < ".join(where(exc)[::-1]) if exc is not None else "?"
+        log.error("serving %s failed: %s at %s", client_address[0], type(exc).__name__, place)
+        log.debug("serving %s failed", client_address[0], exc_info=exc)
+
+
+def console_logging(verbose: bool) -> None:
+    """The server's own lines — each request with ``verbose``, warnings and errors always — as
+    plain text on stderr, for people; never through the handlers' JSON logger."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.handlers[:] = [handler]
+    log.setLevel(logging.INFO if verbose else logging.WARNING)
+    log.propagate = False
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8787
+    #: handler instances kept warm, and the most that run at once
+    min_instances: int = 2
+    max_instances: int = 8
+    #: seconds one request may run before its instance is stopped (the function's Timeout)
+    budget_s: float = FUNCTION_TIMEOUT_S
+    #: each invocation's metrics: None drops them, "-" is stderr, anything else a file
+    metrics_to: str | None = None
+
+
+class _Stop(Exception):
+    """SIGTERM: stop serving, as Ctrl-C does."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def serve(options: ServeOptions, announce: Callable[[LocalServer], None] | None = None) -> None:
+    """Listen, start the handler instances, call ``announce`` once ready, and serve until
+    Ctrl-C or SIGTERM; then stop the instances. Raises ``OSError`` when the port cannot be bound."""
+    pool = WorkerPool(
+        PoolOptions(
+            min_instances=min(options.min_instances, options.max_instances),
+            max_instances=options.max_instances,
+            budget_s=options.budget_s,
+            metrics_to=options.metrics_to,
+        )
+    )
+    server = LocalServer(options.host, options.port, pool)  # listening: connections queue until served
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        pool.start()
+        if announce is not None:
+            announce(server)
+        server.serve_forever(poll_interval=0.2)
+    except (KeyboardInterrupt, _Stop):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.server_close()
+        pool.close()

@@ -43,6 +43,20 @@ def _common(*, suppress: bool) -> argparse.ArgumentParser:
     return common
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
 def _in_workspace() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument(
@@ -65,7 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the local HTTP server (REST and MCP)", parents=[common])
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, help=f"default: $MNEMO_PORT or {DEFAULT_PORT}")
-    serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log every request and its metrics (stderr)")
+    serve.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=8,
+        help="handler instances (processes) at most, as Lambda scales out (default: 8)",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=10.0,
+        help="seconds a request may run before its instance is stopped (default: 10, the functions' Timeout)",
+    )
+    serve.add_argument("--metrics", metavar="FILE", help="append each request's metrics (CloudWatch EMF lines) to FILE")
     serve.set_defaults(func=cmd_serve)
 
     cleanup = sub.add_parser(

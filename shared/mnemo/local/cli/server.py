@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,28 +19,37 @@ DEFAULT_PORT = 8787
 def cmd_serve(args: argparse.Namespace) -> int:
     local_environment(args.backend, args.data_dir)
     from mnemo import runtime
-    from mnemo.local.server import LocalServer
+    from mnemo.local.server import LocalServer, ServeOptions, console_logging, serve
     from mnemo.service import tenancy
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    console_logging(args.verbose)
     ports = runtime.service().ports
     created = tenancy.bootstrap(ports, plain_key=os.environ.get("MNEMO_BOOTSTRAP_KEY") or None)
     port = args.port if args.port is not None else int(os.environ.get("MNEMO_PORT", DEFAULT_PORT))
-    server = LocalServer(args.host, port)
-    server.gateway.warm()
     cfg = runtime.settings()
     where = cfg.sqlite_path if cfg.backend == "sqlite" else "DynamoDB + OpenSearch"
-    print(f"Mnemo listening on {server.url} (backend: {cfg.backend}, data: {where})", flush=True)
-    if created is not None:
-        print("Created the default workspace and project. Admin API key (shown once):", flush=True)
-        print(f"  {created.plain}", flush=True)
-        print(f'  export MNEMO_KEY="{created.plain}"', flush=True)
+    options = ServeOptions(
+        host=args.host,
+        port=port,
+        max_instances=args.workers,
+        budget_s=args.timeout,
+        metrics_to=args.metrics or ("-" if args.verbose else None),
+    )
+
+    def announce(server: LocalServer) -> None:
+        print(f"Mnemo listening on {server.url} (backend: {cfg.backend}, data: {where})", flush=True)
+        print(f"  REST {server.url}/v1/tools/<tool>   MCP {server.url}/mcp   Ctrl-C stops", flush=True)
+        if created is not None:
+            print("Created the default workspace and project. Admin API key (shown once):", flush=True)
+            print(f"  {created.plain}", flush=True)
+            print(f'  export MNEMO_KEY="{created.plain}"', flush=True)
+
     try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
+        serve(options, announce)
+    except OSError as exc:
+        print(f"mnemo: error: cannot listen on {args.host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     finally:
-        server.server_close()
         ports.close()
     return 0
 

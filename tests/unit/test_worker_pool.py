@@ -1,0 +1,142 @@
+"""The pool of handler instances behind ``mnemo serve``: worker processes, each serving one call at
+a time, so a slow call holds one instance and never the others; a call past its budget loses its
+instance, as a timed-out Lambda invocation does. The instances run ``ScriptedGateway``."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mnemo.local.workers import PoolOptions, WorkerPool
+
+pytestmark = pytest.mark.timeout(120)
+
+SCRIPTED = "tests.support.scripted_gateway:ScriptedGateway"
+
+
+def pool_of(**options: object) -> WorkerPool:
+    pool = WorkerPool(PoolOptions(gateway=SCRIPTED, **options))  # type: ignore[arg-type]
+    pool.start()
+    return pool
+
+
+@pytest.fixture
+def pool() -> Iterator[WorkerPool]:
+    running = pool_of(min_instances=2, max_instances=4, budget_s=30)
+    yield running
+    running.close()
+
+
+def call(pool: WorkerPool, path: str, body: bytes = b"") -> tuple[int, dict[str, str], dict]:
+    status, headers, data = pool.dispatch("POST", path, {}, body)
+    return status, headers, json.loads(data)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_warm_instances_are_running_when_start_returns(pool):
+    assert pool.instances == 2
+    assert len(pool.pids()) == 2 and all(alive(pid) for pid in pool.pids())
+
+
+def test_a_slow_call_holds_one_instance_while_the_others_keep_answering(pool):
+    slow: list[dict] = []
+    release = threading.Thread(target=lambda: slow.append(call(pool, "/sleep/3")[2]))
+    release.start()
+    try:
+        answers = [call(pool, "/quick", f"{i}".encode())[2] for i in range(20)]
+        still_running = release.is_alive()
+    finally:
+        release.join()
+
+    assert still_running, "the twenty quick calls were answered while the slow one ran"
+    assert [a["body"] for a in answers] == [str(i) for i in range(20)]
+    assert slow[0]["pid"] not in {a["pid"] for a in answers}
+
+
+def test_busy_instances_make_the_pool_scale_out_up_to_its_maximum(pool):
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    def slow_call() -> None:
+        pid = call(pool, "/sleep/1")[2]["pid"]
+        with lock:
+            seen.append(pid)
+
+    callers = [threading.Thread(target=slow_call) for _ in range(8)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+
+    assert len(seen) == 8
+    assert len(set(seen)) == 4  # max_instances: two warm ones and two cold starts
+    assert pool.instances == 4
+
+
+def test_a_call_past_its_budget_is_503_and_its_instance_is_replaced():
+    pool = pool_of(min_instances=1, max_instances=2, budget_s=0.5)
+    try:
+        (before,) = pool.pids()
+        status, headers, body = call(pool, "/sleep/30")
+        after = call(pool, "/quick")[2]["pid"]
+        instances = pool.instances
+    finally:
+        pool.close()
+
+    assert status == 503
+    assert body["code"] == "unavailable" and "0.5 s" in body["message"]
+    assert headers["Retry-After"] == "1"
+    assert not alive(before), "the timed-out instance was killed"
+    assert after != before
+    assert 1 <= instances <= 2  # the replacement, and maybe a cold start for the next call
+
+
+def test_every_call_gets_the_budget_as_its_remaining_time(pool):
+    assert call(pool, "/quick")[2]["budget_s"] == 30
+
+
+def test_an_instance_that_dies_is_a_500_and_is_replaced(pool):
+    status, _, body = call(pool, "/crash")
+
+    assert (status, body) == (500, {"message": "internal error", "code": "internal"})
+    assert call(pool, "/quick")[0] == 200
+    assert pool.instances == 2
+
+
+def test_close_stops_every_instance():
+    pool = pool_of(min_instances=2, max_instances=2)
+    pids = pool.pids()
+
+    pool.close()
+
+    assert not any(alive(pid) for pid in pids)
+    status, _, body = call(pool, "/quick")
+    assert status == 503 and body["code"] == "unavailable"
+
+
+def test_each_calls_metrics_go_to_the_sink_as_one_emf_line(tmp_path: Path):
+    sink = tmp_path / "metrics.jsonl"
+    pool = pool_of(min_instances=1, max_instances=1, metrics_to=str(sink))
+    try:
+        call(pool, "/metric/first_call")
+        call(pool, "/quick")  # records nothing, writes nothing
+        call(pool, "/metric/second_call")
+    finally:
+        pool.close()
+
+    lines = [json.loads(line) for line in sink.read_text().splitlines()]
+    names = [[m["Name"] for m in line["_aws"]["CloudWatchMetrics"][0]["Metrics"]] for line in lines]
+    # each line holds its own call's metric only: the set is emptied after every call
+    assert names == [["first_call"], ["second_call"]]
+    assert lines[0]["first_call"] == [1.0] and lines[1]["second_call"] == [1.0]
