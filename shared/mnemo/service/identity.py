@@ -37,6 +37,19 @@ class Caller:
             raise Forbidden(f"this key does not belong to team {team_id!r}")
 
 
+def local_caller(workspace_id: str, project_id: str | None, label: str) -> Caller:
+    """The user who owns the process and its store, as ``mnemo mcp`` serves them over stdio:
+    no key (there is no network to guard), every scope, ``project_id`` as the default project."""
+    return Caller(
+        key_id="local",
+        workspace_id=workspace_id,
+        label=label,
+        scopes=frozenset({ADMIN}),
+        team_ids=frozenset(),
+        default_project_id=project_id,
+    )
+
+
 def bearer_secret(authorization: str | None) -> str | None:
     """The plain key of an ``Authorization: Bearer <key>`` header, or None."""
     if not authorization:

@@ -14,6 +14,7 @@ from mnemo.api.mcp.envelope import (
     check_cursor,
     check_envelope,
     check_envelope_shape,
+    envelope_version,
     unsupported_data,
 )
 from mnemo.api.mcp.headers import (
@@ -49,6 +50,7 @@ from mnemo.api.mcp.protocol import (
     MODERN_ERROR_STATUS,
     MODERN_PROTOCOL_VERSIONS,
     PARSE_ERROR,
+    PROTOCOL_VERSION_META_KEY,
     ROUTING_HEADERS,
     SERVER_INFO_META_KEY,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -172,20 +174,7 @@ class McpEndpoint:
                 )
             if not message:
                 return rpc_error_reply(400, None, INVALID_REQUEST, "Invalid Request: empty batch")
-            replies: list[dict[str, Any]] = []
-            for item in message:
-                kind = classify(item)
-                if kind == "invalid":
-                    replies.append(error_envelope(None, INVALID_REQUEST, "Invalid Request"))
-                elif kind == "request":
-                    if item["method"] == "initialize":
-                        replies.append(
-                            error_envelope(
-                                item["id"], INVALID_REQUEST, "initialize must not be part of a JSON-RPC batch"
-                            )
-                        )
-                    else:
-                        replies.append(self._handshake_request(version, item))
+            replies = self._batch(version, message)
             if not replies:
                 return HttpReply(202, {}, "")
             return json_reply(200, replies)
@@ -196,6 +185,64 @@ class McpEndpoint:
         if kind in ("notification", "response"):
             return HttpReply(202, {}, "")
         return json_reply(200, self._handshake_request(version, message))
+
+    def _batch(self, version: str, items: list[Any]) -> list[dict[str, Any]]:
+        replies: list[dict[str, Any]] = []
+        for item in items:
+            kind = classify(item)
+            if kind == "invalid":
+                replies.append(error_envelope(None, INVALID_REQUEST, "Invalid Request"))
+            elif kind == "request":
+                if item["method"] == "initialize":
+                    replies.append(
+                        error_envelope(item["id"], INVALID_REQUEST, "initialize must not be part of a JSON-RPC batch")
+                    )
+                else:
+                    replies.append(self._handshake_request(version, item))
+        return replies
+
+    # -- a stream transport (stdio): one JSON-RPC message at a time, no HTTP layer --
+
+    def handle_message(self, message: Any, negotiated: str | None = None) -> Any:
+        """Answer one decoded JSON-RPC message of a stream transport (``mnemo mcp`` over stdio):
+        a response object, a list of them for a batch, or None (notifications and responses
+        get no answer). With no headers, the era is read per request from ``params._meta``: a
+        request carrying the 2026-07-28 envelope is served as that revision, any other as the
+        handshake era at ``negotiated``, the version an earlier ``initialize`` agreed (batches
+        only at 2025-03-26)."""
+        try:
+            return self._handle_message(message, negotiated)
+        except Exception:  # the last line of defence: never a stack trace on the wire
+            logger.exception("MCP endpoint failed")
+            request_id = message.get("id") if isinstance(message, dict) else None
+            return error_envelope(
+                request_id if classify(message) == "request" else None, INTERNAL_ERROR, "Internal error"
+            )
+
+    def _handle_message(self, message: Any, negotiated: str | None) -> Any:
+        version = negotiated or LATEST_HANDSHAKE_VERSION
+        if isinstance(message, list):
+            if version not in BATCH_PROTOCOL_VERSIONS:
+                return error_envelope(
+                    None, INVALID_REQUEST, f"JSON-RPC batches are not supported at protocol version {version}"
+                )
+            if not message:
+                return error_envelope(None, INVALID_REQUEST, "Invalid Request: empty batch")
+            return self._batch(version, message) or None
+        kind = classify(message)
+        if kind == "invalid":
+            return error_envelope(None, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+        if kind != "request":
+            return None
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not (isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta):
+            return self._handshake_request(version, message)
+        try:
+            result = self._modern_request(envelope_version(message), message)
+        except RpcError as exc:
+            return error_envelope(message["id"], exc.code, exc.message, exc.data)
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
 
     def _handshake_request(self, version: str, message: dict[str, Any]) -> dict[str, Any]:
         request_id = message["id"]

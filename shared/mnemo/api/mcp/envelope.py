@@ -72,6 +72,22 @@ def check_envelope(message: dict[str, Any], headers: Mapping[str, str]) -> str:
     return version
 
 
+def envelope_version(message: dict[str, Any]) -> str:
+    """The 2026-07-28 request ladder without headers (stdio): the envelope keys must be present,
+    the version a string the server supports; returns it."""
+    params = message.get("params")
+    meta: dict[str, Any] = params["_meta"] if isinstance(params, dict) and isinstance(params.get("_meta"), dict) else {}
+    missing = [key for key in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if key not in meta]
+    if missing:
+        raise RpcError(INVALID_PARAMS, f"params._meta is missing the required envelope key(s): {', '.join(missing)}")
+    version = meta[PROTOCOL_VERSION_META_KEY]
+    if not isinstance(version, str):
+        raise RpcError(INVALID_PARAMS, "the protocol-version envelope value must be a string")
+    if version not in MODERN_PROTOCOL_VERSIONS:
+        raise RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", unsupported_data(version))
+    return version
+
+
 def check_envelope_shape(meta: dict[str, Any]) -> None:
     """What the 2026-07-28 RequestMetaObject demands beyond presence (else INVALID_PARAMS)."""
     if not isinstance(meta.get(CLIENT_CAPABILITIES_META_KEY), dict):

@@ -17,6 +17,7 @@ import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import IO
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
@@ -25,6 +26,7 @@ from mnemo import __version__, runtime
 from mnemo.api.errors import as_mnemo_error
 from mnemo.api.http import SurfaceRouter, raw_body
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
+from mnemo.api.mcp.stdio import run_stdio
 from mnemo.observability import logger, metrics
 from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import Caller
@@ -124,6 +126,23 @@ def reset_endpoint() -> None:
     global _endpoint
     with _endpoint_lock:
         _endpoint = None
+
+
+def serve_stdio(caller: Caller, reader: IO[bytes], writer: IO[bytes]) -> None:
+    """MCP over stdio for one local caller (``mnemo mcp``) until ``reader`` ends: the same
+    endpoint and the same ``Service.invoke`` as ``/mcp``, every call made as ``caller``. Metrics
+    are dropped after each message (no Lambda runtime collects them here)."""
+    token = _current_request.set(_Request(caller, None))
+    try:
+        run_stdio(
+            mcp_endpoint(),
+            reader,
+            writer,
+            max_message_bytes=runtime.settings().max_body_bytes,
+            after_message=metrics.clear_metrics,
+        )
+    finally:
+        _current_request.reset(token)
 
 
 def mcp_router() -> SurfaceRouter:

@@ -19,6 +19,7 @@ from mnemo.local.cli.admin import (
     cmd_workspace_create,
     cmd_workspace_list,
 )
+from mnemo.local.cli.mcp import cmd_mcp
 from mnemo.local.cli.output import run_admin
 from mnemo.local.cli.server import DEFAULT_PORT, cmd_cleanup, cmd_serve
 from mnemo.local.cli.transfer import cmd_export, cmd_import
@@ -94,6 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--metrics", metavar="FILE", help="append each request's metrics (CloudWatch EMF lines) to FILE")
     serve.set_defaults(func=cmd_serve)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="the tools over MCP's stdio transport, for hosts that start a server (Claude Desktop, Claude Code)",
+        description="Serve every tool over MCP on stdin/stdout, on the embedded store, as the local user (no key). "
+        "On an empty store it creates the default workspace and project first. Logs go to stderr.",
+        parents=scoped,
+    )
+    mcp.add_argument("--project", help="slug or id (default: $MNEMO_PROJECT, else the workspace's default project)")
+    mcp.set_defaults(func=run_admin(cmd_mcp))
 
     cleanup = sub.add_parser(
         "cleanup", help="remove expired memories, purge tombstones, repair index drift", parents=[common]

@@ -1,0 +1,68 @@
+"""MCP over stdio: newline-delimited JSON-RPC messages on stdin and stdout (``mnemo mcp``).
+
+The rules, from the 2025-11-25 transports page: messages are delimited by newlines and contain
+none; "the server MUST NOT write anything to its stdout that is not a valid MCP message" (the
+caller hands :func:`run_stdio` a private stdout and keeps logs on stderr). From 2026-07-28:
+"servers SHOULD exit promptly when their standard input is closed", and there is no header
+layer — the era of each request is read from its ``params._meta``
+(:meth:`McpEndpoint.handle_message`). A client that probes with ``server/discover`` gets its
+answer at once, whichever era it then speaks.
+
+Messages are answered in order, one at a time; each answer is flushed as one line of ASCII JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import IO, Any
+
+from mnemo.api.mcp.endpoint import McpEndpoint
+from mnemo.api.mcp.jsonrpc import error_envelope, parse_json
+from mnemo.api.mcp.protocol import INVALID_REQUEST, PARSE_ERROR
+
+
+def run_stdio(
+    endpoint: McpEndpoint,
+    reader: IO[bytes],
+    writer: IO[bytes],
+    *,
+    max_message_bytes: int,
+    after_message: Callable[[], None] | None = None,
+) -> None:
+    """Serve messages from ``reader`` until it ends; answers go to ``writer``, one line each."""
+    negotiated: str | None = None
+    while True:
+        line = reader.readline(max_message_bytes + 2)
+        if not line:
+            return
+        message_bytes = line.rstrip(b"\r\n")
+        reply: Any
+        if len(message_bytes) > max_message_bytes:
+            while line and not line.endswith(b"\n"):  # skip the rest of the over-long line
+                line = reader.readline(1 << 16)
+            reply = error_envelope(None, INVALID_REQUEST, f"a message is at most {max_message_bytes} bytes")
+        elif not message_bytes.strip():
+            continue
+        else:
+            try:
+                message = parse_json(message_bytes)
+            except ValueError:
+                reply = error_envelope(None, PARSE_ERROR, "Parse error")
+            else:
+                reply = endpoint.handle_message(message, negotiated)
+                negotiated = _negotiated(message, reply) or negotiated
+        if after_message is not None:
+            after_message()
+        if reply is not None:
+            # ASCII only: U+2028 and U+2029 stay escaped, so a reader splitting at any line break is safe too
+            writer.write(json.dumps(reply, separators=(",", ":")).encode("ascii") + b"\n")
+            writer.flush()
+
+
+def _negotiated(message: Any, reply: Any) -> str | None:
+    """The version a successful ``initialize`` agreed, else None."""
+    if isinstance(message, dict) and message.get("method") == "initialize" and isinstance(reply, dict):
+        version = (reply.get("result") or {}).get("protocolVersion")
+        return version if isinstance(version, str) else None
+    return None

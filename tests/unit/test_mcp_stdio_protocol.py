@@ -1,0 +1,112 @@
+"""The stdio transport (``api/mcp/stdio.run_stdio``) over byte streams: one JSON-RPC message a line
+in, one answer a line out, both eras told apart per request by ``params._meta``, and every bad line
+answered without ending the session."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from mnemo.api.mcp.stdio import run_stdio
+
+from tests.unit.test_mcp_protocol import CAPS_KEY, MODERN, PV_KEY, SERVER_INFO_KEY, make_endpoint, rpc
+
+LIMIT = 1024
+
+
+def session(*lines: bytes | dict | list, limit: int = LIMIT) -> list[Any]:
+    """Feed these lines to a fresh endpoint's stdio loop until EOF; every answer, decoded."""
+    endpoint, _ = make_endpoint(instructions="Save decisions.")
+    data = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in lines)
+    out = io.BytesIO()
+    run_stdio(endpoint, io.BytesIO(data), out, max_message_bytes=limit)
+    text = out.getvalue().decode()
+    assert text == "" or text.endswith("\n")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def initialize(version: str = "2025-11-25", id_: int = 0) -> dict:
+    return rpc(
+        "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}, id_
+    )
+
+
+def modern(method: str, params: dict | None = None, id_: int = 1, version: str = MODERN) -> dict:
+    meta = {PV_KEY: version, CAPS_KEY: {}}
+    return rpc(method, {**(params or {}), "_meta": meta}, id_)
+
+
+def test_a_handshake_session_answers_each_request_on_its_own_line():
+    answers = session(
+        initialize(),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        rpc("ping", id_=1),
+        rpc("tools/list", id_=2),
+        rpc("tools/call", {"name": "echo", "arguments": {"text": "héllo\u2028"}}, id_=3),
+        rpc("tools/call", {"name": "fail"}, id_=4),
+    )
+
+    assert [a["id"] for a in answers] == [0, 1, 2, 3, 4]  # the notification got no answer
+    assert answers[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert answers[0]["result"]["instructions"] == "Save decisions."
+    assert answers[1]["result"] == {}
+    assert [t["name"] for t in answers[2]["result"]["tools"]] == ["echo", "fail", "routed"]
+    assert answers[3]["result"]["structuredContent"] == {"echo": {"text": "héllo\u2028"}}
+    assert answers[4]["result"]["isError"] is True and "structuredContent" not in answers[4]["result"]
+
+
+def test_a_2026_client_discovers_and_calls_with_the_envelope_in_meta():
+    answers = session(modern("server/discover", id_=1), modern("tools/call", {"name": "echo", "arguments": {}}, id_=2))
+
+    discovered, called = answers[0]["result"], answers[1]["result"]
+    assert discovered["supportedVersions"] == [MODERN] and discovered["instructions"] == "Save decisions."
+    assert called["resultType"] == "complete" and SERVER_INFO_KEY in called["_meta"]
+    assert called["structuredContent"] == {"echo": {}}
+
+
+def test_discover_without_the_envelope_is_method_not_found_at_once():
+    """The Python SDK probes ``server/discover`` first; a legacy-era answer must come promptly."""
+    (answer,) = session(rpc("server/discover", {}, id_=9))
+    assert answer["id"] == 9 and answer["error"]["code"] == -32601
+
+
+def test_an_unsupported_envelope_version_names_the_supported_ones():
+    (answer,) = session(modern("tools/list", version="2099-01-01"))
+    assert answer["error"]["code"] == -32022
+    assert answer["error"]["data"] == {"supported": [MODERN], "requested": "2099-01-01"}
+
+
+def test_bad_lines_get_an_error_and_the_session_goes_on():
+    answers = session(
+        b"{not json\n",
+        b"\n",
+        b"   \r\n",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\r\n',  # CRLF is tolerated
+        b'{"jsonrpc": "1.0", "id": 2}\n',
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"t": "'
+        + b"x" * 2000
+        + b'"}}}\n',
+        rpc("ping", id_=4),
+    )
+
+    assert answers[0] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    assert answers[1] == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert answers[2]["id"] is None and answers[2]["error"]["code"] == -32600
+    assert answers[3]["id"] is None and "1024 bytes" in answers[3]["error"]["message"]
+    assert answers[4] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+def test_batches_only_after_a_2025_03_26_handshake():
+    batch = [rpc("ping", id_=1), rpc("ping", id_=2)]
+
+    (refused,) = session(batch)
+    _, accepted = session(initialize("2025-03-26"), batch)
+
+    assert refused["error"]["code"] == -32600 and "2025-11-25" in refused["error"]["message"]
+    assert accepted == [{"jsonrpc": "2.0", "id": 1, "result": {}}, {"jsonrpc": "2.0", "id": 2, "result": {}}]
+
+
+def test_the_last_message_needs_no_trailing_newline_and_eof_ends_the_loop():
+    answers = session(b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}')
+    assert answers == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
