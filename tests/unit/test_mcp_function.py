@@ -187,8 +187,8 @@ def test_tools_list_is_the_registry_with_schemas_from_the_models(wired_runtime):
         listed = tools[name]
         assert listed["title"] == tool.title
         assert listed["description"] == tool.description
-        assert listed["inputSchema"] == tool.args_model.model_json_schema(mode="validation")
-        assert listed["outputSchema"] == tool.result.model_json_schema(mode="serialization")
+        assert listed["inputSchema"] == mcp_app.compact_schema(tool.args_model.model_json_schema(mode="validation"))
+        assert listed["outputSchema"] == mcp_app.compact_schema(tool.result.model_json_schema(mode="serialization"))
         assert listed["annotations"] == {
             "readOnlyHint": tool.read_only,
             "destructiveHint": tool.destructive,

@@ -94,7 +94,7 @@ Kind = Annotated[
 Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_no_controls)]
 Tags = Annotated[
     list[Tag],
-    Field(max_length=MAX_TAGS, description="Up to 20 tags of 1–64 characters; duplicates are dropped, order kept."),
+    Field(max_length=MAX_TAGS, description="Up to 20 tags of 1-64 characters; duplicates dropped, order kept."),
     AfterValidator(_dedupe),
 ]
 Path = Annotated[
@@ -114,7 +114,7 @@ TeamId = Annotated[
 Source = Annotated[str, Field(min_length=1, max_length=128, description="Who wrote it."), AfterValidator(_no_controls)]
 MemoryId = Annotated[
     str,
-    Field(pattern=MEMORY_ID_RE.pattern, description="A memory reference: `mem_` followed by a 26-character ULID."),
+    Field(pattern=MEMORY_ID_RE.pattern, description="A memory's id (mem_…)."),
 ]
 ProjectRefArg = Annotated[
     str,

@@ -32,8 +32,7 @@ class Args(BaseModel):
 
     project: ProjectRefArg | None = Field(
         default=None,
-        description="Project slug or id; defaults to the X-Project header, the key's default project, "
-        "then the workspace's default project.",
+        description="Project slug or id (default: yours).",
     )
 
     @model_validator(mode="before")
@@ -81,38 +80,31 @@ class Result(BaseModel):
 class MemoryAddArgs(Args):
     content: Content
     kind: Kind | None = Field(
-        default=None, description="Category, e.g. insight, decision, fact; `working` marks active working state."
+        default=None, description="Category, e.g. decision, fact, insight; `working` for current work state."
     )
     tags: Tags = Field(default_factory=list)
     path: Path | None = Field(default=None, description="Logical location, e.g. `acme/pricing/decisions`.")
-    team_id: TeamId | None = Field(
-        default=None, description="Only keys of this team (and admin keys) will see the memory; the key must be in it."
-    )
-    source: Source | None = Field(default=None, description="Who wrote it; defaults to the key's label.")
+    team_id: TeamId | None = Field(default=None, description="Only this team (one of yours) will see it.")
+    source: Source | None = Field(default=None, description="Who wrote it (default: your key's label).")
     expires_at: Timestamp | None = Field(
-        default=None, description="RFC 3339 time after which the memory is gone for every read; must be in the future."
+        default=None, description="RFC 3339 time, in the future, after which the memory is gone."
     )
     idempotency_key: Annotated[str, Field(min_length=1, max_length=255)] | None = Field(
         default=None,
-        description="Makes retries safe (MCP; over REST use the Idempotency-Key header): the same key with the "
-        "same arguments returns the first result and writes nothing.",
+        description="A retry with the same key and arguments returns the first result and saves nothing twice.",
     )
 
 
 class MemoryUpdateArgs(Args):
     id: MemoryId
     #: optional but never null (a memory always has content); the service answers null with 400
-    content: Content | SkipJsonSchema[None] = Field(
-        default=None, description="New text (1 to 4096 bytes of UTF-8); omit to keep."
-    )
-    kind: Kind | None = Field(default=None, description="New category; omit to keep.")
-    tags: Tags | None = Field(default=None, description="New tags, replacing the old ones; omit to keep.")
-    path: Path | None = Field(default=None, description="New logical location; omit to keep.")
-    expires_at: Timestamp | None = Field(
-        default=None, description="New RFC 3339 expiry time, in the future; omit to keep."
-    )
+    content: Content | SkipJsonSchema[None] = Field(default=None, description="New text, 1-4096 bytes.")
+    kind: Kind | None = Field(default=None, description="New category.")
+    tags: Tags | None = Field(default=None, description="New tags, replacing the old ones.")
+    path: Path | None = Field(default=None, description="New logical location.")
+    expires_at: Timestamp | None = Field(default=None, description="New RFC 3339 expiry time, in the future.")
     if_version: Annotated[int, Field(ge=1)] | None = Field(
-        default=None, description="Only update when the memory is still at this version (else 409 conflict)."
+        default=None, description="The version you read: if the memory changed since, nothing changes (conflict)."
     )
 
 
@@ -122,11 +114,11 @@ class MemoryIdArgs(Args):
 
 class MemorySearchArgs(Args):
     q: Annotated[str, Field(max_length=4096)] = Field(
-        default="", description="Full-text query: every term must match. Empty lists the most recently updated."
+        default="", description="Words that must all occur; empty lists the most recently updated."
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
-    tags: Tags | None = Field(default=None, description="Only memories that have all of these tags.")
-    limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories (1–100).")
+    tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
+    limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories.")
 
 
 class MemoryResult(Result):
@@ -171,7 +163,7 @@ LikePattern = Annotated[
 ]
 Query = Annotated[
     str,
-    Field(min_length=1, max_length=4096, description="What to look for: words, or Chinese/Japanese/Korean text."),
+    Field(min_length=1, max_length=4096, description="Words to look for, in any language."),
 ]
 
 
@@ -179,45 +171,36 @@ class RetrievalArgs(Args):
     query: Query
     path_filter: LikePattern = Field(
         default="%",
-        description="Case-insensitive LIKE pattern over the memory's path, e.g. `acme/%`: `%` any run, `_` one "
-        "character, `\\` makes the next character literal (`\\%`, `\\_`, `\\\\`). `%` also matches memories "
-        "without a path.",
+        description="LIKE pattern over the path, any case: `%` any run, `_` one character, `\\` escapes; "
+        "e.g. `acme/%`.",
     )
     memory_type: LikePattern = Field(
-        default="%",
-        description="Case-insensitive LIKE pattern over the memory's kind, e.g. `decision` or `work%` (same syntax "
-        "as path_filter). `%` also matches memories without a kind.",
+        default="%", description="LIKE pattern over the kind, as path_filter; e.g. `decision`, `work%`."
     )
-    prefer_working: bool = Field(
-        default=False, description="Rank memories of kind `working` (active working state) before all others."
-    )
+    prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
 
 
 class SearchMemoryArgs(RetrievalArgs):
-    limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results (1–50).")
+    limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results.")
     explain: bool = Field(
-        default=False, description="Say for each result which terms matched where, and why it ranks there."
+        default=False, description="Say per result which words matched where, and why it ranks there."
     )
-    team_id: TeamId | None = Field(
-        default=None, description="Only memories of this team (one of the key's teams); narrows, never widens."
-    )
+    team_id: TeamId | None = Field(default=None, description="Only memories of this team (one of yours).")
 
 
 class RecallArgs(RetrievalArgs):
-    limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results (1–50).")
+    limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results.")
     explain: bool = Field(
-        default=False, description="Say for each result which terms matched where, and why it ranks there."
+        default=False, description="Say per result which words matched where, and why it ranks there."
     )
 
 
 class RecallContextArgs(RetrievalArgs):
-    max_items: Annotated[int, Field(ge=1, le=100)] = Field(
-        default=10, description="At most this many memories in the block (1–100)."
-    )
+    max_items: Annotated[int, Field(ge=1, le=100)] = Field(default=10, description="At most this many memories.")
     max_tokens: Annotated[int, Field(ge=1, le=50000)] = Field(
         default=2000,
-        description="Budget for the whole block (headers included) by Mnemo's estimate: a CJK character is 1 token, "
-        "another non-ASCII character 1/2, an ASCII character 1/4, rounded up.",
+        description="Tokens for the whole block by Mnemo's estimate: a CJK character 1, other non-ASCII 1/2, "
+        "ASCII 1/4.",
     )
     output_json: bool = Field(default=False, description="Return the packed records as `items` instead of `context`.")
 
@@ -300,9 +283,7 @@ class RecallContextResult(Result):
 
 class ForgetArgs(Args):
     reference: MemoryId
-    reason: Annotated[str, Field(max_length=1024)] | None = Field(
-        default=None, description="Why it is forgotten (accepted for the caller's records; not stored)."
-    )
+    reason: Annotated[str, Field(max_length=1024)] | None = Field(default=None, description="Why (not stored).")
 
 
 class ForgottenRef(BaseModel):

@@ -27,9 +27,8 @@ REGISTRY = Registry(
             name="memory_add",
             title="Save a memory",
             description=(
-                "Save one short memory (a decision, insight, fact or working note) in the project. Use kind to "
-                "categorise it, tags and path to organise it. Returns the stored record with its id. Pass "
-                "idempotency_key to make a retry safe."
+                "Save one memory worth keeping across sessions: a decision and its reason, a fact, an insight, a "
+                "working note (kind `working`). Search first: if a memory covers it, use memory_update."
             ),
             args=m.MemoryAddArgs,
             result=m.MemoryResult,
@@ -41,11 +40,8 @@ REGISTRY = Registry(
             name="memory_search",
             title="List or full-text search memories",
             description=(
-                "Plain listing and search of stored records. Empty q lists the most recently updated memories; "
-                "otherwise every term of q must occur (best match first). Filter by exact kind and by tags (all "
-                "must be present). Returns whole records, no scores: use search_memory for a targeted lookup with"
-                " an explicit no-match answer, recall for a forgiving lookup, recall_context for prompt-ready "
-                "text."
+                "List memories, newest first, or filter them (every word of q, exact kind, all tags); whole "
+                "records, no scores. To answer a question prefer search_memory or recall."
             ),
             args=m.MemorySearchArgs,
             result=m.MemoriesResult,
@@ -71,9 +67,8 @@ REGISTRY = Registry(
             name="memory_update",
             title="Update a memory",
             description=(
-                "Change a memory's content, kind, tags, path or expiry; fields left out stay as they are. Pass "
-                "if_version (the version you read) to refuse the update when someone changed it meanwhile. The "
-                "new text is searchable as soon as this returns."
+                "Change a memory by id; omitted fields stay, null clears kind, path or expires_at. With if_version "
+                "(the version you read) a change made meanwhile is refused (conflict), not overwritten."
             ),
             args=m.MemoryUpdateArgs,
             result=m.MemoryResult,
@@ -84,7 +79,7 @@ REGISTRY = Registry(
         Operation(
             name="memory_delete",
             title="Delete a memory",
-            description="Delete one memory by id. It is unsearchable as soon as this returns.",
+            description="Delete one memory by id, as forget does.",
             args=m.MemoryIdArgs,
             result=m.DeleteResult,
             run=memories.memory_delete,
@@ -97,15 +92,9 @@ REGISTRY = Registry(
             name="search_memory",
             title="Strict targeted lookup",
             description=(
-                "Find the memories that contain EVERY word of query and pass every filter; best first. Use it "
-                "when you need a precise answer and would rather hear 'nothing' than get loosely related notes: "
-                "when nothing matches it answers matched=false with no_match.reason (e.g. the words occur only in"
-                " different memories, or the filters exclude the matches) and no results. path_filter and "
-                "memory_type are case-insensitive LIKE patterns (`%` any run, `_` one character, `\\` escapes). "
-                "prefer_working ranks kind=working memories first; explain says which words matched in which "
-                "field and why each result ranks where it does; team_id narrows to one of your teams. For a "
-                "forgiving lookup use recall; for prompt-ready text use recall_context; to list or filter records"
-                " by exact kind and tags use memory_search. Chinese, Japanese and Korean queries need no spaces."
+                "Strict lookup to answer a question: memories holding EVERY word of query that pass the filters, "
+                "best first. If none, matched is false and no_match says why (words in different memories, "
+                "filters too narrow), never loose matches. Unsure of the wording: recall; text to read: recall_context."
             ),
             args=m.SearchMemoryArgs,
             result=m.RetrievalResult,
@@ -119,12 +108,8 @@ REGISTRY = Registry(
             name="recall",
             title="Forgiving lookup",
             description=(
-                "Best-effort retrieval: memories containing ANY word of query, where a word also matches as the "
-                "start of a longer one (`deploy` finds `deployment`), ranked by how many words matched, then "
-                "relevance, then recency. Use it when you are exploring or unsure of the exact wording; it "
-                "returns the same shape as search_memory (and matched=false with no_match only when nothing at "
-                "all matches). Use search_memory when every word must match, recall_context when you want the "
-                "results as one text block for your prompt."
+                "Forgiving lookup: memories holding ANY word of query, also as a prefix (`deploy` finds "
+                "`deployment`), most words matched first: when search_memory is too strict; as text: recall_context."
             ),
             args=m.RecallArgs,
             result=m.RetrievalResult,
@@ -138,13 +123,8 @@ REGISTRY = Registry(
             name="recall_context",
             title="Recall as prompt-ready context",
             description=(
-                "Runs recall and packs the results, best first, into one text block to paste into a prompt: each "
-                "memory once (identical contents are dropped), at most max_items memories and never more than "
-                "max_tokens by Mnemo's estimate (a CJK character is 1 token, other text about 4 characters per "
-                "token; the block's headers count too). A memory cut to fit ends with `…[truncated]` and "
-                "truncated is true. references lists the packed memory ids; output_json returns the packed "
-                "records as items instead of the text block. Use recall or search_memory instead when you want "
-                "scored results with explanations."
+                "recall's best matches as one text block for your context, e.g. at the start of a task: at most "
+                "max_items memories within max_tokens, no duplicates. Scored results: search_memory."
             ),
             args=m.RecallContextArgs,
             result=m.RecallContextResult,
@@ -157,11 +137,7 @@ REGISTRY = Registry(
         Operation(
             name="forget",
             title="Forget one memory",
-            description=(
-                "Delete exactly the memory whose reference (its mem_ id, as returned by search_memory, recall or "
-                "recall_context) you pass, and nothing else; it is unsearchable as soon as this returns. An "
-                "unknown reference is 404. Needs memory:write or memory:delete."
-            ),
+            description=("Delete exactly the memory whose reference (mem_ id) you pass, when it is wrong or outdated."),
             args=m.ForgetArgs,
             result=m.ForgetResult,
             run=memories.forget,

@@ -17,7 +17,7 @@ import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
@@ -35,10 +35,15 @@ from mnemo.service.operations import Operation
 MCP_PATH = "/mcp"
 
 INSTRUCTIONS = (
-    "Mnemo is a memory service: save short memories (decisions, insights, facts, working notes) and find "
-    "them again later, across sessions and tools. Each tool's description says when to use it. Failed calls "
-    'are tool results with isError true and a JSON body {"message", "code"}; code rate_limited carries '
-    "retry_after (seconds)."
+    "Mnemo is your memory across sessions and tools. Save what is worth keeping: decisions and why they were "
+    "made, facts about people, customers or systems, insights, and working notes on work in progress (kind "
+    "`working`), one idea per memory, in words someone could act on later. Search before you add "
+    "(search_memory, or recall when unsure of the wording): when a memory already covers it, update that one "
+    "(memory_update) instead of adding a near-duplicate, and forget memories that turned out wrong. At the start "
+    "of a task, recall_context gives what is already known as one block of text. Tools act on your default "
+    "project unless you pass project. A failed call is a result with isError true and the JSON text "
+    '{"message", "code"}: invalid_request (fix the arguments), not_found, conflict (read again, then retry), '
+    "rate_limited (retry after retry_after seconds)."
 )
 
 
@@ -58,14 +63,43 @@ _endpoint_lock = threading.Lock()
 _endpoint: McpEndpoint | None = None
 
 
+def compact_schema(schema: Any) -> Any:
+    """A generated JSON Schema with what a model reading it gains nothing from taken out, and the same
+    meaning: no ``title`` (pydantic's names of models and fields), ``anyOf [X, null]`` of a simple X
+    written as X with ``"type": [X's type, "null"]`` (and without X's copy of the description), no
+    ``"default": null``. Every session starts by reading the tools, so their size is paid each time."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: value for key, value in schema.items() if not (key == "title" and isinstance(value, str))}
+    for key in ("properties", "$defs"):
+        if isinstance(out.get(key), dict):
+            out[key] = {name: compact_schema(sub) for name, sub in out[key].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), dict):
+            out[key] = compact_schema(out[key])
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [compact_schema(sub) for sub in out[key]]
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+        (other,) = [branch for branch in branches if branch != {"type": "null"}]
+        if isinstance(other.get("type"), str) and not {"anyOf", "oneOf", "allOf", "$ref", "enum"} & set(other):
+            del out["anyOf"]
+            merged = {key: value for key, value in other.items() if key != "description"}
+            out = {**merged, **out, "type": [other["type"], "null"]}
+    if "default" in out and out["default"] is None:
+        del out["default"]
+    return out
+
+
 def mcp_tool(tool: Operation) -> McpTool:
     """One registry entry as an MCP tool; both schemas generated from the tool's pydantic models."""
     return McpTool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
-        input_schema=tool.args_model.model_json_schema(mode="validation"),
-        output_schema=tool.result.model_json_schema(mode="serialization"),
+        input_schema=compact_schema(tool.args_model.model_json_schema(mode="validation")),
+        output_schema=compact_schema(tool.result.model_json_schema(mode="serialization")),
         read_only=tool.read_only,
         destructive=tool.destructive,
         idempotent=tool.idempotent,
