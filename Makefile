@@ -6,7 +6,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test install lint unit fuzz bench clean openapi docs browser screenshots
+CLIENTS       := tests/clients
+CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
+
+.PHONY: run test install clients lint unit fuzz bench clean openapi docs browser screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,13 +20,22 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+## clients: the pinned MCP clients the e2e suite drives (TypeScript SDK, Inspector CLI, mcp-remote;
+## Node.js 20.18+), installed exactly as tests/clients/package-lock.json says
+$(CLIENTS_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
+	cd $(CLIENTS) && npm ci --no-audit --no-fund --loglevel=error
+	@rm -f $(CLIENTS)/node_modules/.installed-*
+	@touch $(CLIENTS_STAMP)
+
+clients: $(CLIENTS_STAMP)
+
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
 run: $(STAMP)
 	$(BIN)/mnemo serve
 
 ## test: lint, types, template, and every test suite (contract suite on both backends, the
-## console in a real headless Chromium)
-test: $(STAMP) lint browser
+## console in a real headless Chromium, the MCP clients of tests/clients)
+test: $(STAMP) lint browser clients
 	$(BIN)/python -m pytest
 
 ## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
@@ -64,4 +76,4 @@ docs: $(STAMP)
 	$(BIN)/python -m mnemo.api.reference docs/api.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLIENTS)/node_modules
