@@ -26,12 +26,15 @@ endpoint and are told apart by the ``MCP-Protocol-Version`` header only, as the 
   ``serverInfo`` stamp in ``_meta``, cacheable ones ``ttlMs`` and ``cacheScope``. Errors map
   to HTTP statuses (400 for -32700/-32600/-32602/-32020/-32021/-32022, 404 for -32601).
 
-Only ``POST`` is served; anything else is ``405`` with ``Allow: POST`` (the SDK client opens a
-GET stream or sends DELETE only when it holds a session id, which this server never issues).
+Only ``POST`` is served; anything else is ``405`` with ``Allow: POST`` and a ``{message, code}``
+body (the SDK client opens a GET stream or sends DELETE only when it holds a session id, which
+this server never issues). A rejected tool call is an ``isError`` result whose text is the
+``{message, code}`` body, with no ``structuredContent`` (see ``endpoint.tool_result``).
 
 The package: ``protocol`` (constants), ``jsonrpc`` (messages and replies), ``envelope`` (the
 2026-07-28 per-request envelope), ``headers`` (HTTP header rules and ``Mcp-Param-*``), and
-``endpoint`` (:class:`McpEndpoint`, which dispatches both eras).
+``endpoint`` (:class:`McpEndpoint`, which dispatches both eras), and ``stdio`` (the same endpoint
+over newline-delimited JSON-RPC on stdin/stdout, the era read per request from ``params._meta``).
 """
 
 from mnemo.api.mcp.endpoint import McpEndpoint, McpTool, ToolOutcome, UnknownTool
