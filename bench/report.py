@@ -234,6 +234,18 @@ def render(res: dict[str, Any]) -> str:
             )
         lines += [*_table(["tool", "client threads", "requests", "req/s", "p50", "p99", "statuses"], rows), ""]
 
+    agents = res.get("clients")
+    if agents:
+        from bench import clients
+
+        lines += clients.markdown(agents)
+        lines += [
+            "Targets (same run):",
+            "",
+            *_table(["what", "target", "measured", "met"], clients.targets(agents)),
+            "",
+        ]
+
     cost = res.get("cost")
     if cost:
         lines += ["## Cost per call on AWS", ""]

@@ -25,7 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-SECTIONS = ("search", "add", "overhead", "coldstart", "server", "cost")
+SECTIONS = ("search", "add", "overhead", "coldstart", "server", "clients", "cost")
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 20.0
@@ -115,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
 
                 per_thread = 25 if args.quick else 100
                 results["server"] = server.run(big, 8, per_thread, 60.0, work)
+            elif section == "clients":
+                from bench import clients
+
+                results["clients"] = clients.run(
+                    10_000, 100 if args.quick else 300, work, seconds=5 if args.quick else 10
+                )
             elif section == "cost":
                 from bench import cost
 
