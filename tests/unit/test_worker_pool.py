@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,11 +108,36 @@ def test_every_call_gets_the_budget_as_its_remaining_time(pool):
 
 
 def test_an_instance_that_dies_is_a_500_and_is_replaced(pool):
+    before = set(pool.pids())
+
     status, _, body = call(pool, "/crash")
+    after = call(pool, "/quick")
 
     assert (status, body) == (500, {"message": "internal error", "code": "internal"})
-    assert call(pool, "/quick")[0] == 200
-    assert pool.instances == 2
+    assert after[0] == 200
+    (dead,) = before - set(pool.pids())
+    assert not alive(dead)
+    assert pool.instances >= 2  # the warm count is kept
+
+
+def test_taking_the_last_idle_instance_warms_a_spare():
+    pool = pool_of(min_instances=1, max_instances=3, budget_s=30)
+    try:
+        slow = threading.Thread(target=lambda: call(pool, "/sleep/2"))
+        slow.start()
+        pids = set()
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline:  # the spare comes up while the slow call runs
+            pids = set(pool.pids())
+            time.sleep(0.02)
+        quick = call(pool, "/quick")[2]["pid"]
+        still_running = slow.is_alive()
+        slow.join()
+    finally:
+        pool.close()
+
+    assert still_running and len(pids) == 2
+    assert quick in pids
 
 
 def test_close_stops_every_instance():

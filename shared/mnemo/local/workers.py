@@ -2,10 +2,11 @@
 as a Lambda instance does.
 
 Each worker runs one :class:`~mnemo.local.gateway.LocalGateway` (every HTTP function's handler,
-imported once) over its own connection to the store. The pool keeps ``min_instances`` warm, adds
-one — a cold start — whenever every instance is busy and fewer than ``max_instances`` run, and
-gives every invocation the function's time budget: an instance still busy when the budget runs
-out is killed, as Lambda ends a timed-out invocation, and replaced; the request is answered 503.
+imported once) over its own connection to the store. The pool keeps ``min_instances`` warm and one
+spare: when a call takes the last idle instance it starts another, up to ``max_instances``, so
+callers rarely wait for a cold start. Every invocation has the function's time budget: an
+instance still busy when the budget runs out is killed, as Lambda ends a timed-out invocation,
+and replaced; the request is answered 503.
 One slow call therefore holds one instance, never the others.
 
 Processes rather than threads because Powertools keeps per-invocation state on objects shared by
@@ -191,7 +192,13 @@ class WorkerPool:
             failures = self._failures
             while not self._closed:
                 if self._idle:
-                    return self._idle.pop()  # the most recently used: the warmest
+                    instance = self._idle.pop()  # the most recently used: the warmest
+                    if not self._idle and self._running < self.options.max_instances:
+                        # the last idle one is taken: warm a spare now, so the next caller finds
+                        # one ready instead of waiting for a cold start
+                        self._running += 1
+                        threading.Thread(target=self._grow, daemon=True).start()
+                    return instance
                 if self._running < self.options.max_instances:
                     self._running += 1
                     threading.Thread(target=self._grow, daemon=True).start()
