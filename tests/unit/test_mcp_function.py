@@ -97,7 +97,7 @@ def call_tool(name: str, arguments: dict, **kw: Any) -> dict:
     reply = legacy_rpc("tools/call", {"name": name, "arguments": arguments}, **kw)
     assert "result" in reply, reply
     result = reply["result"]
-    if result["isError"]:  # the SPEC §4 body as text only (see api/mcp/endpoint.py tool_result)
+    if result["isError"]:  # the docs/contract.md §4 body as text only (see api/mcp/endpoint.py tool_result)
         assert "structuredContent" not in result
     else:
         assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
@@ -105,7 +105,7 @@ def call_tool(name: str, arguments: dict, **kw: Any) -> dict:
 
 
 def error_of(result: dict) -> dict:
-    """The SPEC §4 body of an isError result."""
+    """The docs/contract.md §4 body of an isError result."""
     assert result["isError"] is True
     return json.loads(result["content"][0]["text"])
 

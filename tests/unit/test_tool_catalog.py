@@ -15,7 +15,7 @@ from mnemo.service.catalog import TOOLS
 
 #: what the tools/list answer costs a model at session start, as json.dumps writes it
 BUDGET_BYTES = 10_000
-HTTP_TALK = re.compile(r"X-Project|Idempotency-Key|header|HTTP|REST|\b[45]\d\d\b|memory:(read|write|delete)|SPEC|§")
+HTTP_TALK = re.compile(r"X-Project|Idempotency-Key|header|HTTP|REST|\b[45]\d\d\b|memory:(read|write|delete)|contract|§")
 
 
 def agent_facing() -> list[dict]:

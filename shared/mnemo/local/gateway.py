@@ -55,7 +55,7 @@ class LocalContext:
 
 
 def spec_error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Answer:
-    """An answer in SPEC §4's ``{message, code}`` shape."""
+    """An answer in the ``{message, code}`` shape of docs/contract.md §4."""
     body = json.dumps({"message": message, "code": code}).encode()
     return status, {"Content-Type": "application/json", **(headers or {})}, body
 
@@ -171,7 +171,7 @@ class LocalGateway:
             with self._invocation:
                 context = LocalContext(route.function, deadline=time.monotonic() + budget_s)
                 result = handler(event, context)
-        except Exception as exc:  # noqa: BLE001 - the Lambda runtime would answer 502; we keep SPEC's shape
+        except Exception as exc:  # noqa: BLE001 - the Lambda runtime would answer 502; we keep the error shape of docs/contract.md §4
             # type and place only: the exception's text may quote user data
             log.error("handler %s crashed: %s at %s", route.function, type(exc).__name__, " < ".join(where(exc)[::-1]))
             return spec_error(500, "internal", "internal error")

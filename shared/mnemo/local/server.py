@@ -10,7 +10,7 @@ What a client sees:
 * a listen backlog of :attr:`LocalServer.request_queue_size`, so a burst of new connections is
   accepted, not reset;
 * every answer — parser errors (bad request line, HTTP/0.9, HTTP/2+ request lines, oversized
-  headers), 404s and 405s included — has a status line and SPEC §4's ``{message, code}`` body;
+  headers), 404s and 405s included — has a status line and the ``{message, code}`` body of docs/contract.md §4;
 * a client that goes away mid-request costs a debug line, never a traceback.
 """
 
@@ -44,7 +44,7 @@ __all__ = [
 log = logging.getLogger("mnemo.local")
 
 #: API Gateway refuses payloads over 10 MB; we stop reading far earlier (the handler's own
-#: limit, 64 KiB, still decides the SPEC answer for bodies up to this size).
+#: limit, 64 KiB, still decides the answer of docs/contract.md §4 for bodies up to this size).
 MAX_READ_BYTES = 1024 * 1024
 #: the longest parser message echoed back (it may quote the request line)
 _MAX_ECHO = 200
@@ -135,14 +135,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def __getattr__(self, name: str) -> Any:
         # Every method (TRACE, CONNECT, PROPFIND, …) reaches the router, which answers 405 with
-        # Allow in SPEC's shape, instead of the stdlib's 501 HTML page.
+        # Allow in the error shape of docs/contract.md §4, instead of the stdlib's 501 HTML page.
         if name.startswith("do_"):
             return self._serve
         raise AttributeError(name)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Errors of the stdlib's HTTP parser (bad request line or version, URI or headers too
-        long) with a status line and SPEC's ``{message, code}`` body, never its HTML page, and
+        long) with a status line and the ``{message, code}`` body of docs/contract.md §4, never its HTML page, and
         never without a status line (it omits one while it still takes the request for HTTP/0.9)."""
         self.log_error("code %d, message %s", code, message)
         reason = self.responses.get(code, ("error",))[0]
