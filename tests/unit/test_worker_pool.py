@@ -27,7 +27,7 @@ def pool_of(**options: object) -> WorkerPool:
 
 @pytest.fixture
 def pool() -> Iterator[WorkerPool]:
-    running = pool_of(min_instances=2, max_instances=4, budget_s=30)
+    running = pool_of(min_instances=2, max_instances=4, budget_s=30, demote_after_s=None)
     yield running
     running.close()
 
@@ -166,3 +166,25 @@ def test_each_calls_metrics_go_to_the_sink_as_one_emf_line(tmp_path: Path):
     # each line holds its own call's metric only: the set is emptied after every call
     assert names == [["first_call"], ["second_call"]]
     assert lines[0]["first_call"] == [1.0] and lines[1]["second_call"] == [1.0]
+
+
+def test_a_long_call_gives_way_to_quick_ones_and_its_instance_is_replaced():
+    pool = pool_of(min_instances=2, max_instances=3, budget_s=30, demote_after_s=0.3)
+    try:
+        answers: list[dict] = []
+        slow = threading.Thread(target=lambda: answers.append(call(pool, "/sleep/1.5")[2]))
+        slow.start()
+        time.sleep(0.8)  # past demote_after_s, before the call ends
+        priorities = {pid: os.getpriority(os.PRIO_PROCESS, pid) for pid in pool.pids()}
+        quick = call(pool, "/quick")[2]["pid"]
+        slow.join()
+        (slow_pid,) = [a["pid"] for a in answers]
+        after = call(pool, "/quick")[2]["pid"]
+        instances = pool.pids()
+    finally:
+        pool.close()
+
+    assert priorities[slow_pid] == 10, "the long call's instance runs at nice 10"
+    assert priorities[quick] == 0, "quick calls keep their priority"
+    assert slow_pid not in instances and not alive(slow_pid), "a demoted instance is not reused"
+    assert after != slow_pid and answers[0]["path"] == "/sleep/1.5"

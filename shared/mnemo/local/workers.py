@@ -6,8 +6,9 @@ imported once) over its own connection to the store. The pool keeps ``min_instan
 spare: when a call takes the last idle instance it starts another, up to ``max_instances``, so
 callers rarely wait for a cold start. Every invocation has the function's time budget: an
 instance still busy when the budget runs out is killed, as Lambda ends a timed-out invocation,
-and replaced; the request is answered 503.
-One slow call therefore holds one instance, never the others.
+and replaced; the request is answered 503. An invocation still running after a second runs at a
+lower CPU priority, and its instance is replaced afterwards. One slow call therefore holds one
+instance, never the others, and on a small machine it gives way to the quick ones.
 
 Processes rather than threads because Powertools keeps per-invocation state on objects shared by
 every function module (see ``LocalGateway``), and because two cores then run two invocations.
@@ -45,6 +46,8 @@ log = logging.getLogger("mnemo.local")
 #: how long a new instance may take to import, open the store and build the MCP catalog
 START_TIMEOUT_S = 60.0
 _READY = "ready"
+#: the nice value of an instance whose invocation runs long
+DEMOTED_NICE = 10
 #: ``PR_SET_PDEATHSIG`` (linux/prctl.h)
 _PR_SET_PDEATHSIG = 1
 
@@ -57,6 +60,8 @@ class PoolOptions:
     budget_s: float = FUNCTION_TIMEOUT_S
     #: where each invocation's metrics go: None drops them, "-" is stderr, anything else a file
     metrics_to: str | None = None
+    #: seconds after which a running invocation loses CPU priority (None: never)
+    demote_after_s: float | None = 1.0
     #: what each instance runs, as ``module:attribute`` (a class with LocalGateway's ``warm``,
     #: ``dispatch`` and ``close``); tests give instances a gateway of their own
     gateway: str = "mnemo.local.gateway:LocalGateway"
@@ -74,6 +79,14 @@ class _Instance:
     def __init__(self, process: Any, conn: Connection) -> None:
         self.process = process
         self.conn = conn
+        #: running at a lower CPU priority (a long invocation); never reused afterwards, since
+        #: only a privileged process may raise a priority again
+        self.demoted = False
+
+    def demote(self) -> None:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, self.pid, DEMOTED_NICE)
+            self.demoted = True
 
     @property
     def pid(self) -> int:
@@ -166,7 +179,7 @@ class WorkerPool:
             )
         try:
             instance.conn.send((method, target, headers, body, source_ip, budget))
-            answer: Answer | None = instance.conn.recv() if instance.conn.poll(budget) else None
+            answer = self._wait(instance, budget)
         except (EOFError, OSError):
             self._discard(instance)
             log.error("%s %s: the handler instance (pid %d) died", method, target.split("?")[0], instance.pid)
@@ -182,10 +195,26 @@ class WorkerPool:
                 f"the request did not finish within {budget:g} s and was stopped; retry shortly",
                 {"Retry-After": "1"},
             )
-        with self._cond:
-            self._idle.append(instance)
-            self._cond.notify()
+        if instance.demoted:
+            self._discard(instance)  # a fresh instance at normal priority takes its place
+        else:
+            with self._cond:
+                self._idle.append(instance)
+                self._cond.notify()
         return answer
+
+    def _wait(self, instance: _Instance, budget: float) -> Answer | None:
+        """The instance's answer, or None when the budget ran out. An invocation still running
+        after ``demote_after_s`` loses CPU priority (nice +10) for the rest of its run: on a
+        machine with fewer cores than busy instances, quick calls then get the CPU first instead
+        of sharing it evenly with the slow ones."""
+        demote_after = self.options.demote_after_s
+        if demote_after is not None and demote_after < budget:
+            if instance.conn.poll(demote_after):
+                return instance.conn.recv()  # type: ignore[no-any-return]
+            instance.demote()
+            budget -= demote_after
+        return instance.conn.recv() if instance.conn.poll(budget) else None  # type: ignore[no-any-return]
 
     def _acquire(self, deadline: float) -> _Instance | None:
         with self._cond:
