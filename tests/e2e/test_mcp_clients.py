@@ -59,8 +59,9 @@ def scenario(node: str, spec: dict[str, Any]) -> dict[str, Any]:
 def error_text(result: dict[str, Any]) -> dict[str, Any]:
     assert "threw" not in result, result
     assert result["isError"] is True
-    assert "structuredContent" not in result
-    return json.loads(result["content"][0]["text"])
+    body = json.loads(result["content"][0]["text"])
+    assert result["structuredContent"] == body  # the client accepted it: it matches the outputSchema
+    return body
 
 
 def check_session(seen: dict[str, Any], marker: str) -> None:

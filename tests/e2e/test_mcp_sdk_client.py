@@ -185,7 +185,7 @@ def _check_common(seen: dict) -> None:
 
     failed = seen["fail"]
     assert failed.is_error is True
-    assert failed.structured_content is None
+    assert failed.structured_content == json.loads(failed.content[0].text)
     assert json.loads(failed.content[0].text) == {"message": "Nothing to do.", "code": "invalid_request"}
 
     assert seen["unknown"].code == -32602

@@ -93,7 +93,7 @@ def test_sdk_client_lists_adds_finds_and_gets_is_error(server: RunningServer, mo
 
     too_large = seen["too_large"]
     assert too_large.is_error is True
-    assert too_large.structured_content is None
+    assert too_large.structured_content == json.loads(too_large.content[0].text)
     assert json.loads(too_large.content[0].text)["code"] == "content_too_large"
 
 

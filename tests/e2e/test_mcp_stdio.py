@@ -76,7 +76,7 @@ def test_the_sdk_stdio_client_lists_adds_finds_and_sees_errors(tmp_path, mode):
     assert (memory["source"], added.structured_content["project"]["slug"]) == ("mnemo-mcp", "default")
     assert [r["reference"] for r in seen["found"].structured_content["results"]] == [memory["id"]]
     refused = seen["refused"]
-    assert refused.is_error is True and refused.structured_content is None
+    assert refused.is_error is True and refused.structured_content == json.loads(refused.content[0].text)
     assert text_of(refused)["code"] == "content_too_large"
     # an empty folder: the default workspace and project were created, and said so on stderr
     assert "created the default workspace and project" in errlog.read_text()

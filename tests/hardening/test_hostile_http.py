@@ -427,6 +427,6 @@ def test_mcp_content_over_4096_bytes_is_a_tool_error_in_spec_shape(seeded, char,
 
     result = reply.body["result"]
     assert result["isError"] is True
-    assert "structuredContent" not in result
+    assert result["structuredContent"] == json.loads(result["content"][0]["text"])
     assert_spec_error(413, result["content"][0]["text"], "content_too_large")
     assert snapshot(seeded) == before

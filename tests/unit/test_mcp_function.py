@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 from mnemo import __version__, runtime
 from mnemo.api.routers import mcp as mcp_app
 from mnemo.backends.sqlite import SqliteBackend
@@ -97,10 +97,8 @@ def call_tool(name: str, arguments: dict, **kw: Any) -> dict:
     reply = legacy_rpc("tools/call", {"name": name, "arguments": arguments}, **kw)
     assert "result" in reply, reply
     result = reply["result"]
-    if result["isError"]:  # the docs/contract.md §4 body as text only (see api/mcp/endpoint.py tool_result)
-        assert "structuredContent" not in result
-    else:
-        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    # success or docs/contract.md §4 error body: the same JSON as text and as structuredContent
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     return result
 
 
@@ -188,7 +186,11 @@ def test_tools_list_is_the_registry_with_schemas_from_the_models(wired_runtime):
         assert listed["title"] == tool.title
         assert listed["description"] == tool.description
         assert listed["inputSchema"] == mcp_app.compact_schema(tool.args_model.model_json_schema(mode="validation"))
-        assert listed["outputSchema"] == mcp_app.compact_schema(tool.result.model_json_schema(mode="serialization"))
+        # the result, or the docs/contract.md §4 body an isError result carries
+        assert listed["outputSchema"] == mcp_app.output_schema(tool.result)
+        Draft202012Validator(listed["outputSchema"]).validate({"message": "no", "code": "not_found"})
+        with pytest.raises(ValidationError):
+            Draft202012Validator(listed["outputSchema"]).validate({"message": "no", "code": "no such code"})
         assert listed["annotations"] == {
             "readOnlyHint": tool.read_only,
             "destructiveHint": tool.destructive,
@@ -293,7 +295,9 @@ def test_retrieval_results_validate_against_the_listed_output_schema(wired_runti
 def test_content_over_4096_bytes_is_an_is_error_result(wired_runtime):
     result = call_tool("memory_add", {"content": "é" * 2048 + "x"})
 
-    assert result["isError"] is True and "structuredContent" not in result
+    assert result["isError"] is True
+    # the error body conforms to the tool's outputSchema, so clients that validate it accept it
+    Draft202012Validator(listed_tools()["memory_add"]["outputSchema"]).validate(result["structuredContent"])
     assert error_of(result)["code"] == "content_too_large"
     assert error_of(result)["message"]
 
@@ -387,7 +391,7 @@ def test_a_crashing_tool_is_an_internal_result_without_internals(wired_runtime):
 
     result = json.loads(response["body"])["result"]
     assert result["isError"] is True
-    assert "structuredContent" not in result
+    assert result["structuredContent"] == {"message": "internal error", "code": "internal"}
     assert error_of(result) == {"message": "internal error", "code": "internal"}
     assert "secret" not in response["body"] and "Traceback" not in response["body"]
 

@@ -287,8 +287,8 @@ def test_tools_call_success() -> None:
 def test_tools_call_is_error_outcome(endpoint: McpEndpoint) -> None:
     result = body_of(post(endpoint, rpc("tools/call", {"name": "fail", "arguments": {}}), legacy()))["result"]
     assert result["isError"] is True
-    # the body travels as text only: TS SDK v1 clients validate any structuredContent, errors included
-    assert "structuredContent" not in result
+    # the body travels as text and as structuredContent (the tools' outputSchemas admit it)
+    assert result["structuredContent"] == {"message": "Missing argument.", "code": "invalid_request"}
     assert json.loads(result["content"][0]["text"]) == {"message": "Missing argument.", "code": "invalid_request"}
 
 
@@ -330,7 +330,10 @@ def test_a_crashing_tool_is_an_internal_error_result_without_internals() -> None
     endpoint = McpEndpoint([ECHO], invoke)
     reply = post(endpoint, rpc("tools/call", {"name": "echo"}))
     result = body_of(reply)["result"]
-    assert result["isError"] is True and "structuredContent" not in result
+    assert result["isError"] is True and result["structuredContent"] == {
+        "message": "Internal error.",
+        "code": "internal",
+    }
     assert json.loads(result["content"][0]["text"]) == {"message": "Internal error.", "code": "internal"}
     assert "hunter2" not in reply.body and "Traceback" not in reply.body
 
@@ -338,7 +341,7 @@ def test_a_crashing_tool_is_an_internal_error_result_without_internals() -> None
 def test_a_non_object_tool_result_is_an_internal_error_result() -> None:
     endpoint = McpEndpoint([ECHO], lambda name, arguments: ToolOutcome(["not", "a", "dict"], False))  # type: ignore[arg-type]
     result = body_of(post(endpoint, rpc("tools/call", {"name": "echo"})))["result"]
-    assert result["isError"] is True and "structuredContent" not in result
+    assert result["isError"] is True and result["structuredContent"]["code"] == "internal"
     assert json.loads(result["content"][0]["text"])["code"] == "internal"
 
 
@@ -519,7 +522,7 @@ def test_modern_tools_call(endpoint: McpEndpoint) -> None:
     assert json.loads(ok["content"][0]["text"]) == ok["structuredContent"]
 
     failed = body_of(modern(endpoint, "tools/call", {"name": "fail"}))["result"]
-    assert failed["isError"] is True and "structuredContent" not in failed
+    assert failed["isError"] is True and failed["structuredContent"]["code"] == "invalid_request"
     assert json.loads(failed["content"][0]["text"])["code"] == "invalid_request"
 
 

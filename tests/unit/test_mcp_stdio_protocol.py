@@ -53,7 +53,8 @@ def test_a_handshake_session_answers_each_request_on_its_own_line():
     assert answers[1]["result"] == {}
     assert [t["name"] for t in answers[2]["result"]["tools"]] == ["echo", "fail", "routed"]
     assert answers[3]["result"]["structuredContent"] == {"echo": {"text": "héllo\u2028"}}
-    assert answers[4]["result"]["isError"] is True and "structuredContent" not in answers[4]["result"]
+    failed = answers[4]["result"]
+    assert failed["isError"] is True and failed["structuredContent"] == json.loads(failed["content"][0]["text"])
 
 
 def test_a_2026_client_discovers_and_calls_with_the_envelope_in_meta():

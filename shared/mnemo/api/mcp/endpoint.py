@@ -382,20 +382,17 @@ class McpEndpoint:
 
 
 def tool_result(structured: dict[str, Any], text: str, is_error: bool) -> dict[str, Any]:
-    """A ``CallToolResult``. A success carries the result as ``structuredContent`` and as its JSON
-    text; a rejection carries the ``{message, code}`` body as text content only.
+    """A ``CallToolResult``: the result — or, with ``isError``, the ``{message, code}`` body of a
+    rejection — as ``structuredContent`` and as its JSON text.
 
-    Every revision since 2025-06-18 says a server MUST send structured results that conform to
-    the tool's ``outputSchema``, with no exception for ``isError`` results, and the spec's own
-    tool-error examples carry no ``structuredContent``. Clients differ on errors: the Python SDK
-    and the TypeScript SDK v2 skip validation when ``isError`` is true, but the TypeScript SDK v1
-    ``Client`` (1.x, embedded in most hosts) and the Inspector validate any ``structuredContent``
-    present and throw -32602 before the caller sees the error; ``"structuredContent": null``
-    fails its result schema too. So an error result has no ``structuredContent`` key at all.
+    Every revision since 2025-06-18 says structured results MUST conform to the tool's
+    ``outputSchema``, errors included, and the TypeScript SDK v1 ``Client`` (embedded in most hosts)
+    and the Inspector check it before the caller sees the result (they throw -32602 otherwise); the
+    Python SDK and the TypeScript SDK v2 skip the check on errors. The tools this endpoint is given
+    must therefore declare output schemas that admit their error bodies (Mnemo's do:
+    ``api.routers.mcp.output_schema``); then every client accepts both shapes.
     """
-    if is_error:
-        return {"content": [{"type": "text", "text": text}], "isError": True}
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": is_error}
 
 
 def tool_to_wire(tool: McpTool) -> dict[str, Any]:

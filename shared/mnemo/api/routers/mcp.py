@@ -21,12 +21,15 @@ from typing import IO, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from mnemo import __version__, runtime
 from mnemo.api.errors import as_mnemo_error
 from mnemo.api.http import SurfaceRouter, raw_body
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
 from mnemo.api.mcp.stdio import run_stdio
+from mnemo.models.tools import ErrorBody
 from mnemo.observability import logger, metrics
 from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import Caller
@@ -92,6 +95,18 @@ def compact_schema(schema: Any) -> Any:
     return out
 
 
+def output_schema(result: type[BaseModel]) -> dict[str, Any]:
+    """What a call of the tool answers: its result, or the ``{message, code}`` body of a rejection.
+
+    An ``isError`` result carries that body as ``structuredContent`` (docs/contract.md §4), and the
+    MCP revisions since 2025-06-18 say structured results MUST conform to the ``outputSchema``;
+    the TypeScript SDK v1 ``Client`` and the Inspector check it, errors included. So the schema
+    admits both (``anyOf``), and every client accepts both."""
+    keys: list[tuple[type[BaseModel], JsonSchemaMode]] = [(result, "serialization"), (ErrorBody, "serialization")]
+    refs, top = models_json_schema(keys)
+    return dict(compact_schema({"type": "object", "anyOf": [refs[key] for key in keys], "$defs": top["$defs"]}))
+
+
 def mcp_tool(tool: Operation) -> McpTool:
     """One registry entry as an MCP tool; both schemas generated from the tool's pydantic models."""
     return McpTool(
@@ -99,7 +114,7 @@ def mcp_tool(tool: Operation) -> McpTool:
         title=tool.title,
         description=tool.description,
         input_schema=compact_schema(tool.args_model.model_json_schema(mode="validation")),
-        output_schema=compact_schema(tool.result.model_json_schema(mode="serialization")),
+        output_schema=output_schema(tool.result),
         read_only=tool.read_only,
         destructive=tool.destructive,
         idempotent=tool.idempotent,
