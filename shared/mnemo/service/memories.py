@@ -28,20 +28,21 @@ from mnemo.service.context import CallContext
 
 
 def index_record(ctx: CallContext, record: MemoryRecord) -> None:
-    """Index a committed write. The store is the commit point: when the index is unreachable the
-    write stands, is marked for repair (cleanup re-indexes it) and the caller still succeeds."""
+    """Index a committed write. The store is the commit point: when the index cannot take the
+    write (unreachable, overloaded, or refusing this function's role) the write stands, is marked
+    for repair (cleanup re-indexes it), the cause is logged once, and the caller still succeeds."""
     try:
         ctx.ports.index.upsert(record)
-    except IndexUnavailable:
-        logger.warning("index write failed; marked for repair", extra={"memory_id": record.id})
+    except IndexUnavailable as exc:
+        logger.warning("index write failed; marked for repair", extra={"memory_id": record.id, "cause": exc.cause})
         ctx.ports.store.mark_for_repair(record)
 
 
 def unindex_record(ctx: CallContext, record: MemoryRecord) -> None:
     try:
         ctx.ports.index.remove(record)
-    except IndexUnavailable:
-        logger.warning("index delete failed; marked for repair", extra={"memory_id": record.id})
+    except IndexUnavailable as exc:
+        logger.warning("index delete failed; marked for repair", extra={"memory_id": record.id, "cause": exc.cause})
         ctx.ports.store.mark_for_repair(record)
 
 

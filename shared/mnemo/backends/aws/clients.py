@@ -27,6 +27,7 @@ def dynamodb_client(cfg: Settings) -> Any:
 
 
 def opensearch_client(cfg: Settings) -> OpenSearch:
+    import logging
     from urllib.parse import urlsplit
 
     from opensearchpy import OpenSearch, Urllib3HttpConnection
@@ -40,6 +41,9 @@ def opensearch_client(cfg: Settings) -> OpenSearch:
 
         session = boto3.session.Session(region_name=cfg.aws_region)
         auth = Urllib3AWSV4SignerAuth(session.get_credentials(), session.region_name, "es")
+    # opensearch-py logs every failed request at WARNING; the index adapter turns each failure
+    # into an outage or an error that is logged once, with its cause, where it is handled
+    logging.getLogger("opensearch").setLevel(logging.ERROR)
     return OpenSearch(
         hosts=[{"host": url.hostname, "port": url.port or (443 if tls else 80)}],
         http_auth=auth,

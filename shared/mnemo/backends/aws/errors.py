@@ -38,8 +38,29 @@ def is_condition_failure(exc: ClientError) -> bool:
     }
 
 
+#: OpenSearch answers that mean "the index cannot take this now", whatever the request: the role
+#: is not allowed (401/403: a domain with fine-grained access control that does not map the
+#: function's role, an expired signature; also a cluster block such as a full disk), a timeout
+#: (408), throttling (429). A 5xx is an outage too. Anything else (400, 404, 409) is about the
+#: request itself and is handled, or a bug.
+INDEX_REFUSALS = frozenset({401, 403, 408, 429})
+
+
 def index_outage(exc: TransportError) -> bool:
     """Whether an OpenSearch error means "the index cannot take this now": no connection, a
-    timeout, throttling (429) or a server error (5xx)."""
+    timeout, a refusal of the caller (:data:`INDEX_REFUSALS`) or a server error (5xx)."""
     status = exc.status_code
-    return isinstance(exc, OpenSearchConnectionError) or not isinstance(status, int) or status == 429 or status >= 500
+    return (
+        isinstance(exc, OpenSearchConnectionError)
+        or not isinstance(status, int)
+        or status in INDEX_REFUSALS
+        or status >= 500
+    )
+
+
+def index_cause(exc: TransportError) -> str:
+    """What failed, for the log line of an outage: the status and OpenSearch's error type (never
+    the request, which may carry memory content)."""
+    if isinstance(exc, OpenSearchConnectionError) or not isinstance(exc.status_code, int):
+        return type(exc).__name__
+    return f"{exc.status_code} {exc.error or ''}".strip()[:200]

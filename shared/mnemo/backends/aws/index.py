@@ -12,7 +12,8 @@
   and a late older write could then resurrect it. The cleanup job purges old tombstones.
 * The full record is kept in ``_source`` (``record``, not indexed), so a search needs no
   DynamoDB read.
-* Connection errors, timeouts, 429 and 5xx become :class:`~mnemo.errors.IndexUnavailable`.
+* Connection errors, timeouts, refusals of the caller (401, 403), 429 and 5xx become
+  :class:`~mnemo.errors.IndexUnavailable` (``backends.aws.errors.index_outage``).
 * For the cleanup job (``AwsMaintenance``) it also walks its documents (tombstones included), reads
   the entries of a page of records, and drops or purges entries, each write version-checked.
 """
@@ -30,7 +31,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConflictError, NotFoundError, TransportError
 
 from mnemo import text
-from mnemo.backends.aws.errors import index_outage
+from mnemo.backends.aws.errors import index_cause, index_outage
 from mnemo.errors import IndexUnavailable
 from mnemo.like import is_match_all
 from mnemo.models.common import format_ts, utc_now
@@ -209,7 +210,7 @@ def _index_call() -> Iterator[None]:
         yield
     except TransportError as exc:
         if index_outage(exc):
-            raise IndexUnavailable(cause=f"OpenSearch maintenance failed ({exc.status_code})") from exc
+            raise IndexUnavailable(cause=f"OpenSearch maintenance failed: {index_cause(exc)}") from exc
         raise
 
 
@@ -263,11 +264,13 @@ class OpenSearchIndex:
             if self._ready:
                 return
             try:
-                if not self.client.indices.exists_alias(name=self.alias):
+                # HEAD <alias>/_alias/<alias>, not /_alias/<alias>: a path under the alias, which is
+                # all the functions' IAM policies grant (template.yaml, docs/aws.md)
+                if not self.client.indices.exists_alias(index=self.alias, name=self.alias):
                     self._create()
             except TransportError as exc:
                 if index_outage(exc):
-                    raise IndexUnavailable(cause=f"OpenSearch setup failed ({exc.status_code})") from exc
+                    raise IndexUnavailable(cause=f"OpenSearch setup failed: {index_cause(exc)}") from exc
                 raise
             self._ready = True
 
@@ -314,7 +317,7 @@ class OpenSearchIndex:
             return  # this version or a newer one is indexed already: done
         except TransportError as exc:
             if index_outage(exc):
-                raise IndexUnavailable(cause=f"OpenSearch write failed ({exc.status_code})") from exc
+                raise IndexUnavailable(cause=f"OpenSearch write failed: {index_cause(exc)}") from exc
             raise
 
     def search(self, query: IndexQuery) -> list[IndexHit]:
@@ -326,7 +329,7 @@ class OpenSearchIndex:
             return []  # no index yet: nothing was ever written
         except TransportError as exc:
             if index_outage(exc):
-                raise IndexUnavailable(cause=f"OpenSearch search failed ({exc.status_code})") from exc
+                raise IndexUnavailable(cause=f"OpenSearch search failed: {index_cause(exc)}") from exc
             raise
         return [
             IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 0.0))
