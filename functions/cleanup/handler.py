@@ -3,13 +3,14 @@ before the invocation's timeout; the next run resumes where this one stopped."""
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
-from mnemo.observability import logger, metrics, tracer
+from mnemo.observability import contain_errors, logger, metrics, tracer
 from mnemo.service import cleanup
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
+@contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     deadline = cleanup.deadline_from_remaining(context.get_remaining_time_in_millis())
     options = cleanup.CleanupOptions.from_settings(runtime.settings(), deadline=deadline)

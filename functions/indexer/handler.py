@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
 from mnemo.backends.aws.stream import change_from_stream_record
-from mnemo.observability import logger, metrics, tracer
+from mnemo.observability import contain_errors, logger, metrics, tracer
 from mnemo.service import indexer
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -27,7 +27,8 @@ def record_handler(record: DynamoDBRecord) -> str:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
+@contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

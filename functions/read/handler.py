@@ -10,7 +10,7 @@ from mnemo.api.routers.admin import admin_router
 from mnemo.api.routers.console import console_router
 from mnemo.api.routers.meta import meta_router
 from mnemo.api.routers.tools import tools_router
-from mnemo.observability import logger, metrics, tracer
+from mnemo.observability import contain_errors, logger, metrics, tracer
 
 app = Resolver(
     tools_router("memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
@@ -21,7 +21,8 @@ app = Resolver(
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
+@contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return app.resolve(event, context)

@@ -3,12 +3,24 @@ built here and imported wherever they are needed (handlers decorate with them; t
 the API log through ``logger``).
 
 ``tracer`` is built on first use: Powertools' ``Tracer()`` imports the X-Ray SDK (≈ 0.2 s), which
-only the Lambda handlers need, not the CLI or the stdio MCP server.
+only the Lambda handlers need, not the CLI or the stdio MCP server. It patches botocore only
+(a subsegment per DynamoDB call): Powertools' default would also patch sqlite3, requests and
+others, importing them for nothing. (The X-Ray SDK's http.client patch records nothing of
+urllib3 2's requests, so OpenSearch calls show as time inside the handler's subsegment.)
+
+Nothing a caller sent or stored goes into a trace or a log line: the handlers trace with
+``capture_response=False`` / ``capture_error=False`` (a response can hold a new key's secret or
+memory contents), and :func:`contain_errors` makes sure an exception escaping a handler — which
+the X-Ray SDK records with its message, and Lambda logs — carries only a type and a place.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import functools
+import os
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics
 
@@ -22,6 +34,9 @@ NAMESPACE = "Mnemo"
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
+#: what the X-Ray SDK records subsegments for
+TRACED_MODULES = ("botocore",)
+
 _tracer: Tracer | None = None
 
 
@@ -31,9 +46,51 @@ def __getattr__(name: str) -> Any:
         if _tracer is None:
             from aws_lambda_powertools import Tracer
 
-            _tracer = Tracer(service=SERVICE)
+            _tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
         return _tracer
     raise AttributeError(name)
 
 
 tracer: Tracer  # built lazily by __getattr__ above
+
+
+def where(exc: BaseException, depth: int = 12) -> list[str]:
+    """The innermost frames of ``exc`` as ``file.py:line in function``, without any message."""
+    frames = traceback.extract_tb(exc.__traceback__)[-depth:]
+    return [f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in frames]
+
+
+class HandlerFailed(Exception):
+    """Raised by :func:`contain_errors` in place of whatever escaped a handler: its message is
+    the original's type and innermost place, nothing the exception's text might have quoted."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def contain_errors(handler: F) -> F:
+    """Let no exception text out of a Lambda handler. An exception's message may quote user data
+    (a pydantic error echoing a stored record, a driver echoing a request); the X-Ray SDK records
+    the message of an exception that escapes the traced handler, and the runtime logs it. This
+    logs the type and place of the exception (and of each record's, for a failed batch) and
+    raises :class:`HandlerFailed` instead, so the invocation still fails (and is retried) as it
+    would have."""
+
+    @functools.wraps(handler)
+    def contained(event: Any, context: Any) -> Any:
+        try:
+            return handler(event, context)
+        except Exception as exc:  # noqa: BLE001 - re-raised, without its text
+            places = where(exc)
+            causes = [
+                {"error_type": child[0].__name__, "where": where(child[1])[-1:]}
+                for child in getattr(exc, "child_exceptions", None) or []
+                if child and child[0] is not None and child[1] is not None
+            ]
+            logger.error(
+                "invocation failed",
+                extra={"error_type": type(exc).__name__, "where": places, "record_errors": causes},
+            )
+            raise HandlerFailed(f"{type(exc).__name__} at {places[-1] if places else '?'}") from None
+
+    return contained  # type: ignore[return-value]

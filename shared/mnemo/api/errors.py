@@ -7,11 +7,10 @@ answered with a bare 500.
 
 from __future__ import annotations
 
-import os
-import traceback
-
 from mnemo.errors import Internal, MnemoError, Unavailable
-from mnemo.observability import logger
+from mnemo.observability import logger, where
+
+__all__ = ["as_mnemo_error", "where"]
 
 
 def as_mnemo_error(exc: BaseException) -> MnemoError:
@@ -26,9 +25,3 @@ def as_mnemo_error(exc: BaseException) -> MnemoError:
     # a validation error quoting a stored record), and memory contents are never logged.
     logger.error("unhandled error", extra={"error_type": type(exc).__name__, "where": where(exc)})
     return Internal("internal error")
-
-
-def where(exc: BaseException, depth: int = 12) -> list[str]:
-    """The innermost frames of ``exc`` as ``file.py:line in function``, without any message."""
-    frames = traceback.extract_tb(exc.__traceback__)[-depth:]
-    return [f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in frames]
