@@ -11,12 +11,13 @@ def _of_type(kind: str) -> dict[str, dict]:
     return {name: r for name, r in RESOURCES.items() if r["Type"] == kind}
 
 
-def test_every_function_has_a_log_group_with_retention():
+def test_every_function_logs_to_a_log_group_of_its_own_with_retention():
     groups = _of_type("AWS::Logs::LogGroup")
-    named = {g["Properties"]["LogGroupName"]["Fn::Sub"] for g in groups.values()}
+    functions = _of_type("AWS::Serverless::Function")
 
-    for function in _of_type("AWS::Serverless::Function"):
-        assert f"/aws/lambda/${{{function}}}" in named, function
+    used = [f["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] for f in functions.values()]
+    assert len(set(used)) == len(functions)
+    assert set(used) <= set(groups)
     for name, group in groups.items():
         assert "RetentionInDays" in group["Properties"], name
 
