@@ -29,14 +29,26 @@ $(CLIENTS_STAMP): $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
 
 clients: $(CLIENTS_STAMP)
 
+# aws-sam-cli, for `sam build` in tests/built: its own venv, its pins conflict with constraints.txt
+SAM_VENV  := .cache/sam-venv
+SAM       := $(SAM_VENV)/bin/sam
+SAM_STAMP := $(SAM_VENV)/.installed-$(shell cksum < constraints-sam.txt | cut -d' ' -f1)
+
+$(SAM_STAMP): constraints-sam.txt
+	@test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet -c constraints-sam.txt aws-sam-cli
+	@rm -f $(SAM_VENV)/.installed-*
+	@touch $(SAM_STAMP)
+
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
 run: $(STAMP)
 	$(BIN)/mnemo serve
 
 ## test: lint, types, template, and every test suite (contract suite on both backends, the
-## console in a real headless Chromium, the MCP clients of tests/clients)
-test: $(STAMP) lint browser clients
-	$(BIN)/python -m pytest
+## console in a real headless Chromium, the MCP clients of tests/clients, the built Lambda
+## artifacts in tests/built)
+test: $(STAMP) $(SAM_STAMP) lint browser clients
+	MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python -m pytest
 
 ## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
 ## (apt, once; nothing to do when they are installed)

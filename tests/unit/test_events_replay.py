@@ -10,22 +10,10 @@ import pytest
 from mnemo.local.routes import http_routes, match_route
 from mnemo.local.server import LocalContext
 
+from tests.support.events import EXPECTED
+
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 HTTP_EVENTS = sorted(p for p in EVENTS.glob("*.json") if json.loads(p.read_text()).get("version") == "2.0")
-
-#: what each sample should answer (status); every other sample must answer 200
-EXPECTED = {
-    "memory_add_too_large.json": 413,
-    "memory_search_bad_limit.json": 400,
-    "memory_get_unknown.json": 404,
-    "memory_update_unknown.json": 404,
-    "memory_delete_unknown.json": 404,
-    "unknown_tool.json": 404,
-    "search_memory_bad_pattern.json": 400,
-    "forget_unknown.json": 404,
-    "admin_key_create.json": 201,
-    "admin_key_revoke_unknown.json": 404,
-}
 
 
 def invoke(event: dict) -> dict:

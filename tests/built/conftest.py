@@ -1,0 +1,494 @@
+"""The deployable artifacts, tested as built: ``sam build`` of the real template in a temporary
+directory, then every built function run in a simulated python3.11 runtime
+(``tests/support/lambda_harness.py``: ``python -I -S``, only the function's code, the built layer
+and a runtime-like AWS SDK on ``sys.path``, the template's environment, a sampled trace id)
+against moto in server mode and the session's real OpenSearch node.
+
+Both engines sit behind a recording proxy (``tests/support/recording_proxy.py``), so the tests
+see every DynamoDB and OpenSearch request each function makes without touching the process;
+X-Ray segments go to a local UDP listener (``tests/support/xray.py``). One session fixture,
+``built_runs``, plays the whole story once (samples, extra calls that reach every code path that
+needs a permission, an OpenSearch that refuses the role, the stream, the cleanup that repairs),
+and the tests read what it recorded.
+
+aws-sam-cli lives in its own venv (``make test`` creates ``.cache/sam-venv`` and passes
+``MNEMO_SAM``): its pins conflict with constraints.txt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import events as samples
+from tests.support.recording_proxy import Call, RecordingProxy, Refusal
+from tests.support.template import load_template
+from tests.support.xray import XRayListener
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = ROOT / "tests" / "support" / "lambda_harness.py"
+#: the key every file in events/ carries
+EVENTS_KEY = "test-events-key-0123456789"
+#: the credentials the simulated runtime hands the functions (Lambda passes the role's session)
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "ASIAMNEMOTESTKEYID01",
+    "AWS_SECRET_ACCESS_KEY": "mnemo-test-secret-access-key-0123456789ab",
+    "AWS_SESSION_TOKEN": "mnemo-test-session-token-0123456789abcdef",
+}
+REGION = "us-east-1"
+#: what a domain with fine-grained access control answers a role it does not map
+FORBIDDEN = Refusal(
+    403,
+    {
+        "error": {
+            "root_cause": [{"type": "security_exception", "reason": "no permissions for [indices:data/write/index]"}],
+            "type": "security_exception",
+            "reason": "no permissions for [indices:data/write/index] and User [name=arn:aws:iam::123456789012:role/x]",
+        },
+        "status": 403,
+    },
+)
+
+pytestmark = pytest.mark.aws
+
+
+def sam_executable() -> str:
+    found = os.environ.get("MNEMO_SAM") or shutil.which("sam")
+    local = ROOT / ".cache" / "sam-venv" / "bin" / "sam"
+    if not found and local.exists():
+        found = str(local)
+    if not found:
+        message = "SKIPPING built-artifact tests: aws-sam-cli not found (`make test` installs it and sets MNEMO_SAM)"
+        if os.environ.get("MNEMO_REQUIRE_OPENSEARCH") == "1":
+            pytest.fail(message, pytrace=False)
+        print(f"\n*** {message}", file=sys.stderr)
+        pytest.skip(message)
+    assert os.access(found, os.X_OK), f"MNEMO_SAM={found} is not executable"
+    return found
+
+
+def sam_build(out: Path, arch: str, *resources: str) -> Path:
+    """``sam build`` of template.yaml for ``arch`` into ``out`` (a fresh directory: SAM wipes it).
+
+    cwd is an empty temp directory (SAM reads samconfig.toml and writes .aws-sam/ there), SAM's
+    own state goes to a temp dir, and the venv's python3.11 comes first on PATH: SAM builds the
+    functions with the ``python3.11`` it finds, and the layer's Makefile runs ``$PYTHON``.
+    ``--no-cached``: a cached layer would not see a change to constraints.txt.
+    """
+    work = out.parent
+    env = {
+        **os.environ,
+        "SAM_CLI_TELEMETRY": "0",
+        "__SAM_CLI_APP_DIR": str(work / "sam-app"),
+        "LAYER_ARCH": arch,
+        "PYTHON": sys.executable,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    cmd = [sam_executable(), "build", *resources, "--template-file", str(ROOT / "template.yaml")]
+    cmd += ["--build-dir", str(out), "--parameter-overrides", f"Architecture={arch}", "--no-cached"]
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"sam build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The x86_64 build (this machine's architecture, so its wheels can be imported here)."""
+    return sam_build(tmp_path_factory.mktemp("sam-x86_64") / "build", "x86_64")
+
+
+def install_sdk(target: Path, *requirements: str, constraints: bool = True) -> Path:
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target", str(target)]
+    if constraints:
+        cmd += ["-c", str(ROOT / "constraints.txt")]
+    subprocess.run([*cmd, *requirements], check=True, timeout=600, capture_output=True)
+    return target
+
+
+def pinned(*names: str) -> list[str]:
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        name, _, version = line.partition("==")
+        pins[name.strip().lower()] = version.strip()
+    return [f"{n}=={pins[n]}" for n in names]
+
+
+@pytest.fixture(scope="session")
+def runtime_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """boto3, botocore and s3transfer with their dependencies, as the python3.11 runtime keeps them
+    in /var/lang/lib/python3.11/site-packages (the versions of constraints.txt)."""
+    return install_sdk(tmp_path_factory.mktemp("runtime-sdk"), *pinned("boto3", "botocore", "s3transfer"))
+
+
+#: the oldest SDK pyproject.toml allows; the runtime's copy lags PyPI, so the layer must work with it
+FLOOR_SDK = ("boto3==1.35.0", "botocore==1.35.0", "s3transfer==0.10.4")
+
+
+@pytest.fixture(scope="session")
+def floor_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install_sdk(tmp_path_factory.mktemp("floor-sdk"), *FLOOR_SDK, "--no-deps", constraints=False)
+
+
+# -- the stack and the simulated runtime --------------------------------------------------------
+
+
+def new_trace_id() -> tuple[str, str]:
+    """A sampled ``_X_AMZN_TRACE_ID`` as Lambda sets it, and its root."""
+    root = f"1-{int(time.time()):08x}-{uuid.uuid4().hex[:24]}"
+    return f"Root={root};Parent={uuid.uuid4().hex[:16]};Sampled=1", root
+
+
+@dataclass
+class Run:
+    """One process of one function: the cold start and the events it was invoked with."""
+
+    function: str
+    names: list[str]
+    results: dict[str, dict[str, Any]]
+    import_ms: dict[str, float]
+    origins: dict[str, str]
+    outside: list[str]
+    logs: str
+    dynamodb: list[Call]
+    opensearch: list[Call]
+    traces: dict[str, str]  # event name → trace root
+
+    def response(self, name: str) -> dict[str, Any]:
+        result = self.results[name]
+        assert "response" in result, f"{self.function} {name} raised {result}"
+        response: dict[str, Any] = result["response"]
+        return response
+
+    def status(self, name: str) -> int:
+        return int(self.response(name)["statusCode"])
+
+    def body(self, name: str) -> Any:
+        return json.loads(self.response(name)["body"])
+
+
+@dataclass
+class BuiltStack:
+    build: Path
+    sdk: Path
+    cfg: Any  # mnemo.config.Settings of this stack's own tables and alias
+    backend: Any  # an AwsBackend on them, for seeding and checking (not through the proxies)
+    dynamodb: RecordingProxy
+    opensearch: RecordingProxy
+    xray: XRayListener
+    workdir: Path
+    runs: list[Run] = field(default_factory=list)
+    #: what the story observed between runs (e.g. an item's repair mark before cleanup cleared it)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def table_names(self) -> dict[str, str]:
+        return self.backend.tables.by_logical_id()
+
+    def environment(self, function: str) -> dict[str, str]:
+        """What Lambda would give ``function``: the template's variables (Globals, then the
+        function's own) with their references resolved to this stack, and the runtime's own."""
+        refs = {
+            **self.table_names(),
+            "OpenSearchEndpoint": self.opensearch.url,
+            "OpenSearchIndex": self.cfg.opensearch_index,
+        }
+        template = load_template()
+        variables: dict[str, Any] = {
+            **template["Globals"]["Function"]["Environment"]["Variables"],
+            **template["Resources"][function]["Properties"].get("Environment", {}).get("Variables", {}),
+        }
+        env = {k: refs[v["Ref"]] if isinstance(v, dict) else str(v) for k, v in variables.items()}
+        code = str(self.build / function)
+        env.update(
+            {
+                # the python3.11 runtime's own variables
+                "AWS_LAMBDA_FUNCTION_NAME": function,
+                "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+                "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{function}",
+                "AWS_EXECUTION_ENV": "AWS_Lambda_python3.11",
+                "AWS_REGION": REGION,
+                "AWS_DEFAULT_REGION": REGION,
+                "LAMBDA_TASK_ROOT": code,
+                "LAMBDA_RUNTIME_DIR": code,
+                "_HANDLER": "handler.lambda_handler",
+                "TZ": ":UTC",
+                "LANG": "en_US.UTF-8",
+                "PATH": "/usr/local/bin:/usr/bin/:/bin",
+                "HOME": str(self.workdir),  # no ~/.aws of the developer's
+                "AWS_XRAY_DAEMON_ADDRESS": self.xray.address,
+                "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
+                **CREDENTIALS,
+                # the only departures from a deployed stack: local endpoints, a quick refresh
+                "MNEMO_DYNAMODB_ENDPOINT_URL": self.dynamodb.url,
+                "MNEMO_OPENSEARCH_REFRESH_INTERVAL": "10ms",
+            }
+        )
+        return env
+
+    def run(
+        self,
+        function: str,
+        invocations: list[tuple[str, dict[str, Any]]],
+        *,
+        sdk: Path | None = None,
+        refusal: Refusal | None = None,
+    ) -> Run:
+        spec_path = self.workdir / f"spec-{len(self.runs)}.json"
+        out_path = self.workdir / f"out-{len(self.runs)}.json"
+        traces = {}
+        items = []
+        for name, event in invocations:
+            header, root = new_trace_id()
+            traces[name] = root
+            items.append({"name": name, "event": event, "trace_id": header})
+        spec = {
+            "code": str(self.build / function),
+            "layer": str(self.build / "SharedLayer" / "python"),
+            "sdk": str(sdk or self.sdk),
+            "function": function,
+            "events": items,
+            "out": str(out_path),
+        }
+        spec_path.write_text(json.dumps(spec))
+        label = f"{function}#{len(self.runs)}"
+        self.dynamodb.label = self.opensearch.label = label
+        self.opensearch.refusal = refusal
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-I", "-S", str(HARNESS), str(spec_path)],
+                env=self.environment(function),
+                cwd=self.workdir,
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+        finally:
+            self.opensearch.refusal = None
+        assert proc.returncode == 0 and out_path.exists(), f"{function}: {proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+        self.xray.settle()
+        out = json.loads(out_path.read_text())
+        run = Run(
+            function=function,
+            names=[name for name, _ in invocations],
+            results={r["name"]: r for r in out["results"]},
+            import_ms=out["import_ms"],
+            origins=out["origins"],
+            outside=out["outside"],
+            logs=proc.stdout + proc.stderr,
+            dynamodb=self.dynamodb.of(label),
+            opensearch=self.opensearch.of(label),
+            traces=traces,
+        )
+        self.runs.append(run)
+        return run
+
+
+@pytest.fixture(scope="session")
+def built_stack(
+    built: Path, runtime_sdk: Path, aws_stack: Any, opensearch_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BuiltStack]:
+    """Tables and an alias of its own on the session's moto server and OpenSearch node, the
+    events' API key in them, and the proxies and X-Ray listener the functions are pointed at."""
+    from mnemo.backends.aws import AwsBackend, Tables
+    from mnemo.backends.aws.clients import dynamodb_client
+    from mnemo.local.tables import create_tables
+    from mnemo.service import tenancy
+
+    from tests.support.aws_stack import aws_settings
+
+    cfg = aws_settings(aws_stack.dynamodb_endpoint_url, opensearch_url)
+    create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
+    backend = AwsBackend.from_settings(cfg)
+    tenancy.bootstrap(backend, plain_key=EVENTS_KEY)
+    with (
+        RecordingProxy(aws_stack.dynamodb_endpoint_url) as dynamodb,
+        RecordingProxy(opensearch_url) as opensearch,
+        XRayListener() as xray,
+    ):
+        yield BuiltStack(built, runtime_sdk, cfg, backend, dynamodb, opensearch, xray, tmp_path_factory.mktemp("runs"))
+    backend.index.client.indices.delete(index=f"{cfg.opensearch_index}-*", ignore_unavailable=True)
+    backend.close()
+
+
+# -- the story, played once -------------------------------------------------------------------
+
+
+#: content the extra calls write, so the leak checks have more than the samples to look for
+OUTAGE_CONTENT = "Staging bucket rotates credentials at dawn; page the on-call before touching it."
+IDEMPOTENT_CONTENT = "Quarterly review moved to the second Tuesday, room Aurora."
+
+
+def _sample(name: str) -> tuple[str, dict[str, Any]]:
+    return name, samples.load(name)
+
+
+def _seed_cleanup_work(stack: BuiltStack) -> None:
+    """Give the cleanup run one of each kind of work, so every permission it needs is exercised:
+    an expired record (delete from store and index), an old delete tombstone (purge), and an index
+    entry whose record is gone (make it unsearchable)."""
+    from mnemo.backends.aws.index import doc_id
+    from mnemo.ids import memory_id
+    from mnemo.models.common import format_ts, utc_now
+    from mnemo.models.records import MemoryRecord
+    from mnemo.ports import Scope
+
+    backend = stack.backend
+    workspace = backend.tenants.list_workspaces()[0]
+    project = backend.tenants.get_project(workspace.id, "default")
+    now = utc_now()
+
+    def record(content: str, **extra: Any) -> MemoryRecord:
+        old = now - timedelta(hours=2)
+        fields = {"version": 1, "source": "seed", "created_at": old, "updated_at": old}
+        return MemoryRecord(
+            id=memory_id(),
+            workspace_id=workspace.id,
+            project_id=project.id,
+            content=content,
+            **{**fields, **extra},
+        )
+
+    expired = record("expired note", expires_at=now - timedelta(hours=1))
+    backend.store.create(expired)
+    backend.index.upsert(expired)
+    orphan = record("an index entry whose record is gone")
+    backend.index.upsert(orphan)
+    gone = record("deleted long ago")
+    backend.index.remove(gone)
+    old = format_ts(now - timedelta(hours=1))
+    backend.index.client.update(
+        index=backend.index.alias,
+        id=doc_id(project.id, gone.id),
+        routing=project.id,
+        body={"doc": {"deleted_at": old}},
+        refresh="true",
+    )
+    assert backend.store.get(Scope(workspace.id, project.id), orphan.id) is None
+
+
+def _mcp_call(tool: str, arguments: dict[str, Any], request_id: int) -> dict[str, Any]:
+    """A ``tools/call`` of the 2026-07-28 sample with another tool and arguments."""
+    call = json.loads(samples.load("mcp_tools_call.json")["body"])
+    call["id"] = request_id
+    call["params"].update({"name": tool, "arguments": arguments})
+    return samples.http_event("mcp_tools_call.json", body=call, headers={"mcp-name": tool})
+
+
+def _poison_stream_event() -> dict[str, Any]:
+    """The stream sample with every image made unreadable (no ``created_at``) around content that
+    must not leak: every record fails, so the whole batch fails and its error escapes the handler."""
+    event = samples.load("dynamodb_stream.json")
+    for record in event["Records"]:
+        for image in ("NewImage", "OldImage"):
+            if image in record["dynamodb"]:
+                record["dynamodb"][image].pop("created_at", None)
+                record["dynamodb"][image]["content"] = {"S": POISON_CONTENT}
+    return event
+
+
+def _raw_item(stack: BuiltStack, memory: dict[str, Any]) -> dict[str, Any]:
+    from mnemo.backends.aws.items import memory_key
+    from mnemo.ports import Scope
+
+    workspace = stack.backend.tenants.list_workspaces()[0]
+    project = stack.backend.tenants.get_project(workspace.id, "default")
+    key = memory_key(Scope(workspace.id, project.id), memory["id"])
+    item: dict[str, Any] = stack.backend.dynamodb.get_item(
+        TableName=stack.cfg.memories_table, Key=key, ConsistentRead=True
+    ).get("Item", {})
+    return item
+
+
+#: content written only by the poison stream batch
+POISON_CONTENT = "Poisoned record: the vault combination is 31-7-42."
+
+
+@pytest.fixture(scope="session")
+def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
+    """Every function, every sample event of events/ (in an order where reads find the writes),
+    plus the calls that reach the rest of each function's permissions:
+
+    * ``write``: the samples; a REST add with an ``Idempotency-Key``, twice (the second replays);
+      then (``write-2``) an update and a delete of a memory it added.
+    * ``read``: the samples; a get of an added memory.
+    * ``mcp``: the samples; search, recent listing, get, update and delete through ``tools/call``.
+    * ``admin``: the samples; a project create; then (``admin-2``) the revocation of the key it created.
+    * ``write-403`` / ``read-403`` / ``mcp-403``: an OpenSearch that answers every request with 403.
+    * ``indexer``: the stream sample, then a batch whose every record is unreadable.
+    * ``cleanup`` (with seeded work: an expired record, an old tombstone, an orphan entry); then
+      ``read-after-repair`` searches for the memory written while OpenSearch refused.
+    """
+    stack = built_stack
+    by_function = samples.samples_by_function()
+    runs: dict[str, Run] = {}
+
+    idem = samples.http_event(
+        "memory_add.json", body={"content": IDEMPOTENT_CONTENT}, headers={"idempotency-key": "built-idem-0001"}
+    )
+    writes = [_sample(n) for n in by_function["WriteFunction"]] + [("add_idempotent", idem), ("replay", idem)]
+    runs["write"] = stack.run("WriteFunction", writes)
+    chinese = runs["write"].body("memory_add_chinese.json")["memory"]["id"]
+    update = samples.http_event("memory_update_unknown.json", body={"id": chinese, "content": "新的内容"})
+    delete = samples.http_event("memory_delete_unknown.json", body={"id": chinese})
+    runs["write-2"] = stack.run("WriteFunction", [("update_added", update), ("delete_updated", delete)])
+
+    added = runs["write"].body("memory_add.json")["memory"]["id"]
+    get = samples.http_event("memory_get_unknown.json", body={"id": added})
+    runs["read"] = stack.run("ReadFunction", [_sample(n) for n in by_function["ReadFunction"]] + [("get_added", get)])
+
+    mcp = [_sample(n) for n in by_function["McpFunction"]]
+    mcp.append(("mcp_search", _mcp_call("memory_search", {"q": "fridays"}, 10)))
+    mcp.append(("mcp_recent", _mcp_call("memory_search", {"q": ""}, 11)))
+    runs["mcp"] = stack.run("McpFunction", mcp)
+    structured = json.loads(runs["mcp"].response("mcp_tools_call.json")["body"])["result"]["structuredContent"]
+    mcp_id = structured["memory"]["id"]
+    runs["mcp-2"] = stack.run(
+        "McpFunction",
+        [
+            ("mcp_get", _mcp_call("memory_get", {"id": mcp_id}, 12)),
+            ("mcp_update", _mcp_call("memory_update", {"id": mcp_id, "tags": ["deploy", "policy"]}, 13)),
+            ("mcp_delete", _mcp_call("memory_delete", {"id": mcp_id}, 14)),
+        ],
+    )
+
+    project = samples.http_event("admin_key_create.json", body={"slug": "built-proj", "name": "Built"})
+    project["rawPath"] = project["requestContext"]["http"]["path"] = "/v1/admin/projects"
+    project["routeKey"] = project["requestContext"]["routeKey"] = "POST /v1/admin/projects"
+    admin = [_sample(n) for n in by_function["AdminFunction"]] + [("project_create", project)]
+    runs["admin"] = stack.run("AdminFunction", admin)
+    created_key = runs["admin"].body("admin_key_create.json")["key"]["id"]
+    revoke = samples.http_event("admin_key_revoke_unknown.json", path=f"/v1/admin/keys/{created_key}/revoke")
+    revoke["pathParameters"] = {"key_id": created_key}
+    runs["admin-2"] = stack.run("AdminFunction", [("revoke_created", revoke)])
+
+    outage_add = samples.http_event("memory_add.json", body={"content": OUTAGE_CONTENT, "tags": ["outage"]})
+    runs["write-403"] = stack.run("WriteFunction", [("add_refused", outage_add)], refusal=FORBIDDEN)
+    refused = runs["write-403"].body("add_refused").get("memory") or {}
+    if refused:
+        stack.facts["refused_item"] = _raw_item(stack, refused)
+    outage_search = samples.http_event("memory_search.json", body={"q": "staging bucket"})
+    outage_get = samples.http_event("memory_get_unknown.json", body={"id": refused.get("id", added)})
+    runs["read-403"] = stack.run(
+        "ReadFunction", [("search_refused", outage_search), ("get_refused", outage_get)], refusal=FORBIDDEN
+    )
+    mcp_refused = _mcp_call("memory_add", {"content": OUTAGE_CONTENT + " (via MCP)"}, 20)
+    runs["mcp-403"] = stack.run("McpFunction", [("mcp_add_refused", mcp_refused)], refusal=FORBIDDEN)
+
+    indexer = [_sample(n) for n in by_function["IndexerFunction"]] + [("poison_stream", _poison_stream_event())]
+    runs["indexer"] = stack.run("IndexerFunction", indexer)
+    _seed_cleanup_work(stack)
+    runs["cleanup"] = stack.run("CleanupFunction", [_sample(n) for n in by_function["CleanupFunction"]])
+    runs["read-after-repair"] = stack.run("ReadFunction", [("search_repaired", outage_search)])
+    return runs
