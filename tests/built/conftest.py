@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -34,10 +33,12 @@ import pytest
 
 from tests.support import events as samples
 from tests.support.recording_proxy import Call, RecordingProxy, Refusal
+from tests.support.sam import ROOT, SamBuildError, find_sam, install_sdk
+from tests.support.sam import runtime_sdk as make_runtime_sdk
+from tests.support.sam import sam_build as build_with_sam
 from tests.support.template import load_template
 from tests.support.xray import XRayListener
 
-ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "tests" / "support" / "lambda_harness.py"
 #: the key every file in events/ carries
 EVENTS_KEY = "test-events-key-0123456789"
@@ -65,10 +66,7 @@ pytestmark = pytest.mark.aws
 
 
 def sam_executable() -> str:
-    found = os.environ.get("MNEMO_SAM") or shutil.which("sam")
-    local = ROOT / ".cache" / "sam-venv" / "bin" / "sam"
-    if not found and local.exists():
-        found = str(local)
+    found = find_sam()
     if not found:
         message = "SKIPPING built-artifact tests: aws-sam-cli not found (`make test` installs it and sets MNEMO_SAM)"
         if os.environ.get("MNEMO_REQUIRE_OPENSEARCH") == "1":
@@ -80,27 +78,11 @@ def sam_executable() -> str:
 
 
 def sam_build(out: Path, arch: str, *resources: str) -> Path:
-    """``sam build`` of template.yaml for ``arch`` into ``out`` (a fresh directory: SAM wipes it).
-
-    cwd is an empty temp directory (SAM reads samconfig.toml and writes .aws-sam/ there), SAM's
-    own state goes to a temp dir, and the venv's python3.11 comes first on PATH: SAM builds the
-    functions with the ``python3.11`` it finds, and the layer's Makefile runs ``$PYTHON``.
-    ``--no-cached``: a cached layer would not see a change to constraints.txt.
-    """
-    work = out.parent
-    env = {
-        **os.environ,
-        "SAM_CLI_TELEMETRY": "0",
-        "__SAM_CLI_APP_DIR": str(work / "sam-app"),
-        "LAYER_ARCH": arch,
-        "PYTHON": sys.executable,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
-    cmd = [sam_executable(), "build", *resources, "--template-file", str(ROOT / "template.yaml")]
-    cmd += ["--build-dir", str(out), "--parameter-overrides", f"Architecture={arch}", "--no-cached"]
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, f"sam build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
-    return out
+    """``sam build`` of template.yaml for ``arch`` into ``out`` (tests/support/sam.py)."""
+    try:
+        return build_with_sam(sam_executable(), out, arch, *resources)
+    except SamBuildError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -109,27 +91,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sam_build(tmp_path_factory.mktemp("sam-x86_64") / "build", "x86_64")
 
 
-def install_sdk(target: Path, *requirements: str, constraints: bool = True) -> Path:
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target", str(target)]
-    if constraints:
-        cmd += ["-c", str(ROOT / "constraints.txt")]
-    subprocess.run([*cmd, *requirements], check=True, timeout=600, capture_output=True)
-    return target
-
-
-def pinned(*names: str) -> list[str]:
-    pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
-        name, _, version = line.partition("==")
-        pins[name.strip().lower()] = version.strip()
-    return [f"{n}=={pins[n]}" for n in names]
-
-
 @pytest.fixture(scope="session")
 def runtime_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """boto3, botocore and s3transfer with their dependencies, as the python3.11 runtime keeps them
     in /var/lang/lib/python3.11/site-packages (the versions of constraints.txt)."""
-    return install_sdk(tmp_path_factory.mktemp("runtime-sdk"), *pinned("boto3", "botocore", "s3transfer"))
+    return make_runtime_sdk(tmp_path_factory.mktemp("runtime-sdk"))
 
 
 #: the oldest SDK pyproject.toml allows; the runtime's copy lags PyPI, so the layer must work with it
@@ -267,7 +233,8 @@ class BuiltStack:
         self.opensearch.refusal = refusal
         try:
             proc = subprocess.run(
-                [sys.executable, "-I", "-S", str(HARNESS), str(spec_path)],
+                # -B: Lambda's code directories are read-only, nothing can write a pyc there
+                [sys.executable, "-I", "-S", "-B", str(HARNESS), str(spec_path)],
                 env=self.environment(function),
                 cwd=self.workdir,
                 capture_output=True,
