@@ -49,7 +49,7 @@ def test_the_layer_holds_every_runtime_dependency_pinned_and_nothing_lambda_does
     installed = dists(site)
 
     assert {"mnemo", "aws_lambda_powertools", "aws_xray_sdk", "pydantic", "pydantic_core", "opensearchpy"} <= top
-    assert {"pydantic_settings", "ulid", "urllib3"} <= top
+    assert "urllib3" in top
     # the runtime's SDK, opensearch-py's unused gRPC stack, dev tools, console scripts: none of them
     assert not top & {"boto3", "botocore", "s3transfer", "grpc", "google", "opensearch_protobufs", "yaml", "bin"}
     assert not set(installed) & {"pytest", "moto", "hypothesis", "ruff", "mypy", "cfn-lint", "pyyaml", "mcp"}

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from mnemo.models.common import (
     Content,
     Kind,
     MemoryId,
+    Model,
     Path,
     ProjectRefArg,
     ScopeName,
@@ -29,14 +30,14 @@ from mnemo.models.tools import ProjectRef
 Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
 
 
-class _Args(BaseModel):
+class _Args(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # ---- keys -----------------------------------------------------------------------------------
 
 
-class KeyInfo(BaseModel):
+class KeyInfo(Model):
     """A key as administrators see it: never its secret, salt or hash."""
 
     id: str
@@ -74,23 +75,23 @@ class CreateKeyArgs(_Args):
     )
 
 
-class CreatedKey(BaseModel):
+class CreatedKey(Model):
     key: KeyInfo
     secret: str = Field(description="The plain key, shown this once: Mnemo keeps only a salted hash of it.")
 
 
-class KeyResult(BaseModel):
+class KeyResult(Model):
     key: KeyInfo
 
 
-class KeyList(BaseModel):
+class KeyList(Model):
     keys: list[KeyInfo]
 
 
 # ---- projects -------------------------------------------------------------------------------
 
 
-class ProjectInfo(BaseModel):
+class ProjectInfo(Model):
     id: str
     slug: str
     name: str
@@ -113,18 +114,18 @@ class CreateProjectArgs(_Args):
     name: Label | None = Field(default=None, description="A display name; defaults to the slug.")
 
 
-class ProjectResult(BaseModel):
+class ProjectResult(Model):
     project: ProjectInfo
 
 
-class ProjectList(BaseModel):
+class ProjectList(Model):
     projects: list[ProjectInfo]
 
 
 # ---- workspaces and limits ------------------------------------------------------------------
 
 
-class BucketLevel(BaseModel):
+class BucketLevel(Model):
     """One rate-limit bucket as it stands."""
 
     limit: int = Field(description="Calls a minute (the bucket's size).")
@@ -133,12 +134,12 @@ class BucketLevel(BaseModel):
     retry_after_s: int = Field(description="Seconds until the next call would be admitted (0: now).")
 
 
-class BucketLevels(BaseModel):
+class BucketLevels(Model):
     search: BucketLevel
     write: BucketLevel
 
 
-class LimitsInfo(BaseModel):
+class LimitsInfo(Model):
     workspace_id: str
     search: int = Field(description="Read calls a minute (bucket size).")
     write: int = Field(description="Write calls a minute (bucket size).")
@@ -151,13 +152,13 @@ class LimitsInfo(BaseModel):
 # ---- the calling key ------------------------------------------------------------------------
 
 
-class WorkspaceRef(BaseModel):
+class WorkspaceRef(Model):
     id: str
     name: str
     default_project_id: str
 
 
-class WhoAmI(BaseModel):
+class WhoAmI(Model):
     """What the calling key is and may do; the console shows it and hides what the key may not do."""
 
     key: KeyInfo
@@ -171,7 +172,7 @@ class WhoAmI(BaseModel):
     )
 
 
-class WorkspaceInfo(BaseModel):
+class WorkspaceInfo(Model):
     id: str
     name: str
     default_project_id: str
@@ -186,7 +187,7 @@ class WorkspaceInfo(BaseModel):
 # ---- export / import ------------------------------------------------------------------------
 
 
-class ExportedMemory(BaseModel):
+class ExportedMemory(Model):
     """One line of an export file: a stored record with every field, checked on import as
     strictly as a new memory (unknown fields are an error, so nothing is dropped silently)."""
 
@@ -220,7 +221,7 @@ class ExportArgs(_Args):
     )
 
 
-class ExportPage(BaseModel):
+class ExportPage(Model):
     project: ProjectRef
     memories: list[ExportedMemory] = Field(
         description="The project's live memories in id order, each exactly as one line of `mnemo export` (expired "

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from mnemo.models.common import Timestamp
+from mnemo.models.common import Model, Timestamp
 
 
-class Memory(BaseModel):
+class Memory(Model):
     model_config = ConfigDict(frozen=True)
 
     id: str = Field(description="`mem_` + a 26-character ULID (sorts by creation time): the memory's reference.")
@@ -37,14 +37,14 @@ class MemoryRecord(Memory):
         return self.expires_at is not None and self.expires_at <= now
 
 
-class RateLimits(BaseModel):
+class RateLimits(Model):
     model_config = ConfigDict(frozen=True)
 
     search: int = Field(default=120, ge=1, le=1_000_000)
     write: int = Field(default=60, ge=1, le=1_000_000)
 
 
-class Workspace(BaseModel):
+class Workspace(Model):
     model_config = ConfigDict(frozen=True)
 
     id: str
@@ -54,7 +54,7 @@ class Workspace(BaseModel):
     created_at: Timestamp
 
 
-class Project(BaseModel):
+class Project(Model):
     model_config = ConfigDict(frozen=True)
 
     id: str
@@ -64,7 +64,7 @@ class Project(BaseModel):
     created_at: Timestamp
 
 
-class ApiKey(BaseModel):
+class ApiKey(Model):
     """A key as stored: only a salted hash of its secret, never the secret."""
 
     model_config = ConfigDict(frozen=True)

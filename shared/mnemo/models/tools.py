@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -15,6 +15,7 @@ from mnemo.models.common import (
     Content,
     Kind,
     MemoryId,
+    Model,
     Path,
     ProjectRefArg,
     Source,
@@ -25,7 +26,7 @@ from mnemo.models.common import (
 from mnemo.models.records import Memory
 
 
-class Args(BaseModel):
+class Args(Model):
     """Base of tool arguments: unknown fields are an error, so typos never pass silently."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -65,12 +66,12 @@ def _scalar_kinds(annotation: Any) -> set[type]:
     return {kind for arg in get_args(annotation) for kind in _scalar_kinds(arg)}
 
 
-class ProjectRef(BaseModel):
+class ProjectRef(Model):
     id: str = Field(description="`prj_…`")
     slug: str = Field(description="Unique inside the workspace.")
 
 
-class Result(BaseModel):
+class Result(Model):
     project: ProjectRef = Field(description="The project the call acted on.")
 
 
@@ -129,7 +130,7 @@ class MemoriesResult(Result):
     memories: list[Memory]
 
 
-class DeletedRef(BaseModel):
+class DeletedRef(Model):
     id: str
 
 
@@ -205,7 +206,7 @@ class RecallContextArgs(RetrievalArgs):
     output_json: bool = Field(default=False, description="Return the packed records as `items` instead of `context`.")
 
 
-class MatchedFields(BaseModel):
+class MatchedFields(Model):
     """Which query terms matched in which field of the memory."""
 
     content: list[str] = Field(default_factory=list)
@@ -213,7 +214,7 @@ class MatchedFields(BaseModel):
     path: list[str] = Field(default_factory=list)
 
 
-class Explanation(BaseModel):
+class Explanation(Model):
     matched_terms: list[str] = Field(
         description="Query terms found in the memory, as analysed (CJK text is matched as overlapping character "
         "pairs, so `数据库` is the terms `数据` and `据库`)."
@@ -224,7 +225,7 @@ class Explanation(BaseModel):
     reason: str = Field(description="Why the memory ranks where it does.")
 
 
-class RetrievalItem(BaseModel):
+class RetrievalItem(Model):
     reference: str = Field(description="The memory's id: pass it to memory_get, memory_update or forget.")
     location: str | None = Field(description="The memory's path.")
     content: str
@@ -240,7 +241,7 @@ class RetrievalItem(BaseModel):
 NoMatchCause = Literal["no_terms", "no_term_matched", "term_missing", "split_across_memories", "filtered_out"]
 
 
-class NoMatch(BaseModel):
+class NoMatch(Model):
     reason: str = Field(description="Why nothing matched, in words.")
     cause: NoMatchCause = Field(
         description="`no_terms`: the query has no searchable words; `no_term_matched`: no memory contains any term; "
@@ -258,7 +259,7 @@ class RetrievalResult(Result):
     )
 
 
-class ContextItem(BaseModel):
+class ContextItem(Model):
     reference: str
     location: str | None
     kind: str | None
@@ -286,7 +287,7 @@ class ForgetArgs(Args):
     reason: Annotated[str, Field(max_length=1024)] | None = Field(default=None, description="Why (not stored).")
 
 
-class ForgottenRef(BaseModel):
+class ForgottenRef(Model):
     reference: str
 
 
@@ -297,7 +298,7 @@ class ForgetResult(Result):
 # ---- errors ---------------------------------------------------------------------------------
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Model):
     message: str
     code: Literal[
         "invalid_request",

@@ -12,10 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mnemo.backends.aws.clients import dynamodb_client, opensearch_client
-from mnemo.backends.aws.idempotency import PowertoolsIdempotencyStore
-from mnemo.backends.aws.limiter import DynamoRateLimiter
-from mnemo.backends.aws.store import DynamoMemoryStore
-from mnemo.backends.aws.tenants import DynamoTenantStore
 
 if TYPE_CHECKING:
     from mnemo.backends.aws.index import OpenSearchIndex
@@ -57,6 +53,13 @@ class AwsBackend:
         *,
         tenant_cache_s: float = 5.0,
     ) -> None:
+        # imported here, not at the top: the indexer's handler imports ``backends.aws.stream`` at
+        # cold start, which must not pull in every adapter and its engine (≈ 0.2 s)
+        from mnemo.backends.aws.idempotency import PowertoolsIdempotencyStore
+        from mnemo.backends.aws.limiter import DynamoRateLimiter
+        from mnemo.backends.aws.store import DynamoMemoryStore
+        from mnemo.backends.aws.tenants import DynamoTenantStore
+
         tables = tables or Tables()
         self.tables = tables
         self.dynamodb = dynamodb

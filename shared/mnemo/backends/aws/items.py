@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
-
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import MemoryFilter, Scope
+
+if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 RECENT_INDEX = "recent"
 REPAIR_INDEX = "repair"
@@ -34,16 +36,24 @@ REPAIR_SHARDS = 8
 #: a listing reads at most this many items (pages of ``Query``) before it answers with what it has
 MAX_LISTING_ITEMS = 5000
 
-_ser = TypeSerializer()
-_de = TypeDeserializer()
+
+@cache
+def _codec() -> tuple[TypeSerializer, TypeDeserializer]:
+    """boto3's item codec, imported on first use: the indexer's handler imports this module (through
+    ``stream``) at cold start, like every handler it builds its boto3 client on its first call."""
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+    return TypeSerializer(), TypeDeserializer()
 
 
 def to_item(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _ser.serialize(v) for k, v in values.items() if v is not None}
+    serializer = _codec()[0]
+    return {k: serializer.serialize(v) for k, v in values.items() if v is not None}
 
 
 def from_item(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _de.deserialize(v) for k, v in item.items()}
+    deserializer = _codec()[1]
+    return {k: deserializer.deserialize(v) for k, v in item.items()}
 
 
 def memory_pk(workspace_id: str, project_id: str) -> str:
