@@ -353,6 +353,19 @@ def _mcp_call(tool: str, arguments: dict[str, Any], request_id: int) -> dict[str
     return samples.http_event("mcp_tools_call.json", body=call, headers={"mcp-name": tool})
 
 
+def _route(
+    base: str, method: str, path: str, parameters: dict[str, str] | None = None, *, body: Any = None
+) -> dict[str, Any]:
+    """A sample HTTP event sent to another route of the template (same key and headers)."""
+    event = samples.http_event(base, path=path, body=body)
+    template_path = path if not parameters else path.rsplit("/", 1)[0] + "/{" + next(iter(parameters)) + "}"
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {template_path}"
+    event["requestContext"]["http"]["method"] = method
+    if parameters:
+        event["pathParameters"] = parameters
+    return event
+
+
 def _poison_stream_event() -> dict[str, Any]:
     """The stream sample with every image made unreadable (no ``created_at``) around content that
     must not leak: every record fails, so the whole batch fails and its error escapes the handler."""
@@ -389,7 +402,8 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
 
     * ``write``: the samples; a REST add with an ``Idempotency-Key``, twice (the second replays);
       then (``write-2``) an update and a delete of a memory it added.
-    * ``read``: the samples; a get of an added memory.
+    * ``read``: the samples; a get of an added memory, whoami, a project export, the console page
+      and one of its files (package data of the layer).
     * ``mcp``: the samples; search, recent listing, get, update and delete through ``tools/call``.
     * ``admin``: the samples; a project create; then (``admin-2``) the revocation of the key it created.
     * ``write-403`` / ``read-403`` / ``mcp-403``: an OpenSearch that answers every request with 403.
@@ -413,7 +427,14 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
 
     added = runs["write"].body("memory_add.json")["memory"]["id"]
     get = samples.http_event("memory_get_unknown.json", body={"id": added})
-    runs["read"] = stack.run("ReadFunction", [_sample(n) for n in by_function["ReadFunction"]] + [("get_added", get)])
+    reads = [_sample(n) for n in by_function["ReadFunction"]] + [("get_added", get)]
+    reads += [
+        ("whoami", _route("healthz.json", "GET", "/v1/whoami")),
+        ("export", _route("memory_search.json", "POST", "/v1/admin/export", body={"project": "default"})),
+        ("console", _route("healthz.json", "GET", "/console")),
+        ("console_asset", _route("healthz.json", "GET", "/console/app.js", {"asset": "app.js"})),
+    ]
+    runs["read"] = stack.run("ReadFunction", reads)
 
     mcp = [_sample(n) for n in by_function["McpFunction"]]
     mcp.append(("mcp_search", _mcp_call("memory_search", {"q": "fridays"}, 10)))
@@ -430,9 +451,9 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
         ],
     )
 
-    project = samples.http_event("admin_key_create.json", body={"slug": "built-proj", "name": "Built"})
-    project["rawPath"] = project["requestContext"]["http"]["path"] = "/v1/admin/projects"
-    project["routeKey"] = project["requestContext"]["routeKey"] = "POST /v1/admin/projects"
+    project = _route(
+        "admin_key_create.json", "POST", "/v1/admin/projects", body={"slug": "built-proj", "name": "Built"}
+    )
     admin = [_sample(n) for n in by_function["AdminFunction"]] + [("project_create", project)]
     runs["admin"] = stack.run("AdminFunction", admin)
     created_key = runs["admin"].body("admin_key_create.json")["key"]["id"]

@@ -86,6 +86,12 @@ def test_the_extra_calls_reach_their_code_paths(built_runs: dict[str, Run]):
     for name in ("mcp_get", "mcp_update", "mcp_delete"):
         assert json.loads(mcp2.response(name)["body"])["result"]["isError"] is False, name
     assert admin.status("project_create") == 201
+    read = built_runs["read"]
+    assert read.body("whoami")["key"]["label"] == "admin"
+    assert [m["content"] for m in read.body("export")["memories"]] != []
+    console = read.response("console")
+    assert console["statusCode"] == 200 and console["headers"]["Content-Type"].startswith("text/html")
+    assert read.status("console_asset") == 200
     assert built_runs["admin-2"].status("revoke_created") == 200
     assert built_runs["cleanup"].response("cleanup_schedule.json")["counts"] | {"examined": 0} == {
         "examined": 0,

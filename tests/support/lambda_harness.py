@@ -1,15 +1,16 @@
 """Run one *built* function the way the python3.11 Lambda runtime does, outside Lambda.
 
-    python3.11 -I -S lambda_harness.py SPEC.json
+    python3.11 -I -S -B lambda_harness.py RUN.json
 
 ``-I`` ignores ``PYTHON*`` variables and the user site and keeps the script's own directory off
-``sys.path``; ``-S`` skips ``site``, so no site-packages at all. ``sys.path`` then becomes the
+``sys.path``; ``-S`` skips ``site``, so no site-packages at all; ``-B`` writes no bytecode (Lambda's
+code directories are read-only). ``sys.path`` then becomes the
 function's code directory, the layer's ``python/`` directory and a directory holding the AWS SDK
 as the runtime's ``/var/lang/lib/python3.11/site-packages`` does — Lambda's order — followed by
 the standard library. Nothing else is importable, so a dependency the layer lacks fails here as
 it would in Lambda.
 
-SPEC (JSON): ``code``, ``layer``, ``sdk`` (directories), ``function`` (its logical id),
+RUN.json: ``code``, ``layer``, ``sdk`` (directories), ``function`` (its logical id),
 ``events`` (``[{"name", "event", "trace_id"?}]``), ``out`` (where the results go), and optionally
 ``init``, a statement timed after the import (the bench's measure of a first call's set-up). The handler
 module is imported once (the cold start), then called once per event with a Lambda-like context;
