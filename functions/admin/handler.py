@@ -1,5 +1,8 @@
 """AdminFunction: workspace administration under ``/v1/admin`` (keys, projects, limits), for ``admin`` keys."""
 
+from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
+
+# isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.http import Resolver
@@ -24,3 +27,6 @@ app = Resolver(
 @contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return app.resolve(event, context)
+
+
+coldstart.done()

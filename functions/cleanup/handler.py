@@ -1,6 +1,9 @@
 """Scheduled cleanup (EventBridge schedule): one bounded run of the cleanup job, ending well
 before the invocation's timeout; the next run resumes where this one stopped."""
 
+from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
+
+# isort: split
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
 from mnemo.observability import contain_errors, logger, metrics, tracer
@@ -17,3 +20,6 @@ def lambda_handler(event: dict, context: LambdaContext) -> dict:
     summary = cleanup.run_cleanup(runtime.service().ports, options)
     cleanup.publish_metrics(summary, metrics)
     return summary.as_dict()
+
+
+coldstart.done()

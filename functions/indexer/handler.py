@@ -1,6 +1,9 @@
 """DynamoDB stream of the memories table → OpenSearch: each record applied with its external
 version (idempotent, order-safe); failed records are reported, so only they are retried."""
 
+from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
+
+# isort: split
 from datetime import timedelta
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -32,3 +35,6 @@ def record_handler(record: DynamoDBRecord) -> str:
 @contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
+
+
+coldstart.done()

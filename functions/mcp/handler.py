@@ -1,5 +1,8 @@
 """McpFunction: MCP over Streamable HTTP at ``/mcp`` — every tool, for handshake-era and 2026-07-28 clients."""
 
+from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
+
+# isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.http import Resolver
@@ -15,3 +18,6 @@ app = Resolver(mcp_router())
 @contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return app.resolve(event, context)
+
+
+coldstart.done()

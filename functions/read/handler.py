@@ -3,6 +3,9 @@
 reads memories, which this function may), ``GET /openapi.json``, ``GET /healthz`` and the console
 (``GET /console`` and its files)."""
 
+from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
+
+# isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.http import Resolver
@@ -26,3 +29,6 @@ app = Resolver(
 @contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return app.resolve(event, context)
+
+
+coldstart.done()

@@ -1,5 +1,8 @@
 """WriteFunction: the write tools — memory_add, memory_update, memory_delete, forget."""
 
+from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
+
+# isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo.api.http import Resolver
@@ -15,3 +18,6 @@ app = Resolver(tools_router("memory_add", "memory_update", "memory_delete", "for
 @contain_errors
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return app.resolve(event, context)
+
+
+coldstart.done()

@@ -124,6 +124,7 @@ class Run:
     names: list[str]
     results: dict[str, dict[str, Any]]
     import_ms: dict[str, float]
+    gc: dict[str, Any]  # the garbage collector's state after the import
     origins: dict[str, str]
     outside: list[str]
     logs: str
@@ -251,6 +252,7 @@ class BuiltStack:
             names=[name for name, _ in invocations],
             results={r["name"]: r for r in out["results"]},
             import_ms=out["import_ms"],
+            gc=out["gc"],
             origins=out["origins"],
             outside=out["outside"],
             logs=proc.stdout + proc.stderr,

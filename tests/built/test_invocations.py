@@ -66,6 +66,15 @@ def test_a_built_function_loads_only_its_code_the_layer_and_the_runtime_sdk(buil
     assert not {"grpc", "google", "opensearch_protobufs", "yaml"} & set(run.origins)
 
 
+@pytest.mark.parametrize("key", sorted(SAMPLE_RUN.values()))
+def test_the_garbage_collector_is_back_on_once_a_built_function_is_loaded(built_runs: dict[str, Run], key: str):
+    """mnemo.coldstart pauses it while the handler module loads; what was loaded is frozen."""
+    collector = built_runs[key].gc
+
+    assert collector["enabled"] is True
+    assert collector["frozen"] > 10_000
+
+
 def test_reads_find_what_the_built_write_functions_wrote(built_runs: dict[str, Run]):
     search = built_runs["read"].body("memory_search.json")
     mcp_search = json.loads(built_runs["mcp"].response("mcp_search")["body"])["result"]["structuredContent"]

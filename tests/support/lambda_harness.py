@@ -19,6 +19,7 @@ response (or the escaped exception's type), the import's wall and CPU time, and 
 loaded top-level module came from. stdout and stderr are the function's logs, untouched.
 """
 
+import gc
 import json
 import logging
 import os
@@ -63,6 +64,7 @@ wall, cpu = time.perf_counter(), time.process_time()
 import handler  # noqa: E402  (Handler: handler.lambda_handler, from the code directory)
 
 import_ms = {"wall": (time.perf_counter() - wall) * 1000, "cpu": (time.process_time() - cpu) * 1000}
+collector = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}  # after the cold start
 if spec.get("init"):  # bench/coldstart_built.py: what a first call adds before its own work
     wall, cpu = time.perf_counter(), time.process_time()
     exec(spec["init"], {})
@@ -94,5 +96,7 @@ for name, module in list(sys.modules.items()):
 
 with open(spec["out"], "w", encoding="utf-8") as fh:
     json.dump(
-        {"results": results, "import_ms": import_ms, "origins": origins, "outside": sorted(outside)}, fh, default=str
+        {"results": results, "import_ms": import_ms, "gc": collector, "origins": origins, "outside": sorted(outside)},
+        fh,
+        default=str,
     )

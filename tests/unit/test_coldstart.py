@@ -1,0 +1,46 @@
+"""mnemo.coldstart pauses the garbage collector while a handler loads, inside Lambda only."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import sys
+from types import ModuleType
+
+import pytest
+
+
+def fresh_import() -> ModuleType:
+    sys.modules.pop("mnemo.coldstart", None)
+    return importlib.import_module("mnemo.coldstart")
+
+
+@pytest.fixture
+def collector():
+    assert gc.isenabled()
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_inside_lambda_the_collector_waits_until_the_handler_is_loaded_then_skips_it(collector, monkeypatch):
+    monkeypatch.setenv("LAMBDA_TASK_ROOT", "/var/task")
+    coldstart = fresh_import()
+    paused = not gc.isenabled()
+    coldstart.done()
+
+    assert paused
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+    coldstart.done()  # a second call changes nothing
+    assert gc.isenabled()
+
+
+def test_outside_lambda_the_collector_is_left_alone(collector, monkeypatch):
+    monkeypatch.delenv("LAMBDA_TASK_ROOT", raising=False)
+    coldstart = fresh_import()
+    assert gc.isenabled()
+    coldstart.done()
+
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
