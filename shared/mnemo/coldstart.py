@@ -4,7 +4,7 @@ Each handler imports this module first and calls :func:`done` after its last def
 between, Python's cyclic garbage collector is paused: importing a function's modules allocates
 hundreds of thousands of objects that live as long as the process (modules, classes, functions,
 pydantic schemas), and each collection the allocations trigger walks them all for nothing —
-≈ 20–35 ms of CPU in every cold start (bench/results/coldstart-built.md). :func:`done` turns the
+≈ 15–30 ms of CPU in every cold start (bench/results/coldstart-built.md). :func:`done` turns the
 collector back on and freezes what the import built (``gc.freeze``), so later collections skip
 it too.
 

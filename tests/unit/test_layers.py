@@ -32,6 +32,7 @@ ONLY: dict[str, tuple[str, ...]] = {
     "mnemo.ids": (),
     "mnemo.config": (),
     "mnemo.observability": (),
+    "mnemo.coldstart": (),  # imported first by every handler: the standard library only
     "mnemo.api.mcp": ("mnemo.api.mcp", "mnemo.api.strict_json"),  # the protocol layer: stdlib only
 }
 
