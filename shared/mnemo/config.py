@@ -3,7 +3,7 @@
 Each field comes from ``MNEMO_<FIELD>`` (any case); a value given to the constructor wins over the
 environment, and variables that name no field are ignored. The environment is read here rather
 than through pydantic-settings, which offers far more (dotenv files, secrets dirs, CLI parsing,
-JSON-decoded nested values) than these flat fields need, and whose ``BaseSettings`` cost ≈ 50 ms of
+JSON-decoded nested values) than these flat fields need, and whose ``BaseSettings`` cost ≈ 45 ms of
 CPU more per Lambda cold import (bench/results/coldstart-built.md); pydantic still parses and
 validates every value ("true" → True, "5" → 5.0, a path → Path).
 """

@@ -29,7 +29,7 @@ MEMORY_ID_RE = re.compile(f"^mem_{_ULID}$")
 class Model(BaseModel):
     """The base of every model. Validators and serialisers are built on a model's first use, not
     when its module is imported: each Lambda function uses only some of the models, and building
-    all of them at import added ≈ 35 ms of CPU to every cold start (bench/results/coldstart-built.md)."""
+    all of them at import added ≈ 34 ms of CPU to every cold start (bench/results/coldstart-built.md)."""
 
     model_config = ConfigDict(defer_build=True)
 
