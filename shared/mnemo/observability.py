@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,6 +37,11 @@ metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 #: what the X-Ray SDK records subsegments for
 TRACED_MODULES = ("botocore",)
+
+# ``log_metrics`` warns on every invocation that recorded no metric; /healthz, /openapi.json and
+# the admin routes record none by design, so the warning is noise (on the local server's console
+# and in every such Lambda log). Only this message is silenced.
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
 _tracer: Tracer | None = None
 

@@ -43,6 +43,7 @@ def mnemo(data_dir: Path, *args: str, stdin: str | None = None, env_extra: dict[
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
     return tmp_path / "data"
 
 

@@ -15,6 +15,7 @@ from mnemo.local import cli
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator:
+    (tmp_path / "data").mkdir()
     monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("MNEMO_WORKSPACE", raising=False)
     monkeypatch.delenv("MNEMO_BACKEND", raising=False)
@@ -99,6 +100,7 @@ def test_several_workspaces_need_an_explicit_workspace(run, monkeypatch):
 
 def test_flags_work_before_and_after_the_command(run, tmp_path):
     other = tmp_path / "other"
+    other.mkdir()
     status, out, _ = run("workspace", "create", "acme", "--json", "--data-dir", str(other))
 
     assert status == 0 and json.loads(out)["workspace"]["name"] == "acme"

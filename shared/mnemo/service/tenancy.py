@@ -74,8 +74,7 @@ def create_key(
             raise NotFound(f"no project {default_project!r} in this workspace")
         project_id = project.id
     plain = plain or keys.new_plain_key()
-    if len(plain) < keys.MIN_KEY_LENGTH:
-        raise InvalidRequest(f"a key must be at least {keys.MIN_KEY_LENGTH} characters")
+    check_plain_key(plain)
     salt = keys.new_salt()
     key = ApiKey(
         id=keys.key_id_for(plain),
@@ -145,10 +144,51 @@ def set_limits(ports: Ports, workspace_id: str, limits: RateLimits | None) -> No
         raise NotFound(f"no workspace {workspace_id!r}") from None
 
 
+#: the workspace and key label the first start creates
+BOOTSTRAP_WORKSPACE = "default"
+BOOTSTRAP_LABEL = "admin"
+
+
+def check_plain_key(plain: str) -> None:
+    """A hand-chosen key (``MNEMO_BOOTSTRAP_KEY``) long enough to be a key at all."""
+    if len(plain) < keys.MIN_KEY_LENGTH:
+        raise InvalidRequest(f"a key must be at least {keys.MIN_KEY_LENGTH} characters")
+
+
 def bootstrap(ports: Ports, *, plain_key: str | None = None) -> NewKey | None:
     """On an empty store: a default workspace and project, and an admin key (docs/contract.md §7).
-    Returns None when the store already has a workspace."""
-    if not ports.tenants.is_empty():
+
+    The key is checked before anything is written. A store whose only workspace is the bootstrap's
+    own with no key at all — a first start that stopped between its two writes — gets its admin
+    key now, so a key is never lost between them. Returns None when the store already has a
+    workspace that is not such a leftover."""
+    if plain_key is not None:
+        check_plain_key(plain_key)
+    if ports.tenants.is_empty():
+        ws, _ = create_workspace(ports, BOOTSTRAP_WORKSPACE)
+    else:
+        workspaces = ports.tenants.list_workspaces()
+        if len(workspaces) != 1 or workspaces[0].name != BOOTSTRAP_WORKSPACE:
+            return None
+        ws = workspaces[0]
+        if ports.tenants.list_keys(ws.id):
+            return None
+    return create_key(ports, ws.id, label=BOOTSTRAP_LABEL, scopes=[ADMIN], plain=plain_key)
+
+
+def registered_key(ports: Ports, plain: str) -> ApiKey | None:
+    """The stored key whose secret is ``plain`` (revoked or not), or None."""
+    key = ports.tenants.get_key(keys.key_id_for(plain))
+    if key is None or not keys.verify(plain, key.salt, key.secret_hash):
         return None
-    workspace, _ = create_workspace(ports, "default")
-    return create_key(ports, workspace.id, label="admin", scopes=[ADMIN], plain=plain_key)
+    return key
+
+
+def without_admin_key(ports: Ports) -> list[Workspace] | None:
+    """The store's workspaces when none of them has an active admin key (nobody can administer
+    it over HTTP: the key was lost or revoked); None as soon as one has. Stops at the first."""
+    workspaces = ports.tenants.list_workspaces()
+    for ws in workspaces:
+        if any(ADMIN in k.scopes and not k.revoked for k in ports.tenants.list_keys(ws.id)):
+            return None
+    return workspaces

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from mnemo.models.records import Project
     from mnemo.service.pipeline import Service
 
-from mnemo.local.cli.output import UsageError
+from mnemo.local.cli.output import UsageError, command_prefix, settings_error
 
 
 def local_environment(backend: str | None, data_dir: str | None) -> None:
@@ -28,9 +28,23 @@ def local_environment(backend: str | None, data_dir: str | None) -> None:
 
 
 def service(args: argparse.Namespace) -> Service:
+    """The service over the chosen backend. Only ``serve`` (and ``mcp``) create a data folder: for
+    every other command a folder that is not there is a mistyped path, refused before it exists."""
     local_environment(args.backend, args.data_dir)
-    from mnemo import runtime
+    from pydantic import ValidationError
 
+    from mnemo import runtime
+    from mnemo.errors import NotFound
+
+    try:
+        cfg = runtime.settings()
+    except ValidationError as exc:
+        raise UsageError(settings_error(exc)) from None
+    if cfg.backend == "sqlite" and not cfg.data_dir.exists():  # a file there: the store cannot open (exit 3)
+        raise NotFound(
+            f"the data folder {cfg.data_dir} does not exist: check --data-dir (or MNEMO_DATA_DIR); "
+            f"`{command_prefix(args)} serve` creates a new store there"
+        )
     return runtime.service()
 
 

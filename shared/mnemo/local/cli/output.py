@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,6 +52,31 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     return "\n".join(lines)
+
+
+def command_prefix(args: argparse.Namespace) -> str:
+    """The command a user types to run ``mnemo`` again as they just did, for hints: ``mnemo`` when
+    that is on PATH, else the path they ran (``.venv/bin/mnemo``) or ``python -m mnemo.local.cli``;
+    with the --backend and --data-dir they gave."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).name == "mnemo":
+        on_path = shutil.which("mnemo")
+        same = on_path is not None and Path(on_path).resolve() == Path(argv0).resolve()
+        words = ["mnemo" if same else argv0]
+    else:
+        words = [sys.executable, "-m", "mnemo.local.cli"]
+    if getattr(args, "backend", None):
+        words += ["--backend", args.backend]
+    if getattr(args, "data_dir", None):
+        words += ["--data-dir", args.data_dir]
+    return shlex.join(words)
+
+
+def settings_error(exc: Any) -> str:
+    """A pydantic ValidationError of the settings as one line naming the environment variable."""
+    first = exc.errors(include_url=False)[0]
+    name = "MNEMO_" + "_".join(str(part) for part in first["loc"]).upper()
+    return f"{name}: {first['msg']}"
 
 
 def explained(error: Any) -> Any:

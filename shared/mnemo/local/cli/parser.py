@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cleanup.add_argument("--max-items", type=int, help="items one run may examine (default: $MNEMO_CLEANUP_MAX_ITEMS)")
     cleanup.add_argument("--until-done", action="store_true", help="repeat bounded runs until no work remains")
-    cleanup.set_defaults(func=cmd_cleanup)
+    cleanup.set_defaults(func=run_admin(cmd_cleanup))
 
     def group(name: str, help_text: str) -> Any:
         parser_ = sub.add_parser(name, help=help_text)

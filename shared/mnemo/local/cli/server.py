@@ -4,69 +4,84 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import logging
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    pass
+    from mnemo.ports import Ports
 
-from mnemo.local.cli.context import local_environment
+from mnemo.local.cli.context import local_environment, service
+from mnemo.local.cli.output import EXIT_ERROR, EXIT_OK, Console, command_prefix
+from mnemo.local.startup import DEFAULT_PORT
 
-DEFAULT_PORT = 8787
+__all__ = ["DEFAULT_PORT", "cmd_cleanup", "cmd_serve"]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """Start in the order of ``mnemo.local.startup``: check, listen, open, bootstrap, print; any
+    failure is one line and an exit code, never a traceback (``-v`` adds it for a bug)."""
     local_environment(args.backend, args.data_dir)
-    from mnemo import runtime
+    from mnemo.local import startup
     from mnemo.local.server import LocalServer, ServeOptions, console_logging, serve
-    from mnemo.service import tenancy
 
+    console = Console(args.json)
     console_logging(args.verbose)
-    ports = runtime.service().ports
-    created = tenancy.bootstrap(ports, plain_key=os.environ.get("MNEMO_BOOTSTRAP_KEY") or None)
-    port = args.port if args.port is not None else int(os.environ.get("MNEMO_PORT", DEFAULT_PORT))
-    cfg = runtime.settings()
-    where = cfg.sqlite_path if cfg.backend == "sqlite" else "DynamoDB + OpenSearch"
-    options = ServeOptions(
-        host=args.host,
-        port=port,
-        max_instances=args.workers,
-        budget_s=args.timeout,
-        metrics_to=args.metrics or ("-" if args.verbose else None),
-    )
-
-    def announce(server: LocalServer) -> None:
-        print(f"Mnemo listening on {server.url} (backend: {cfg.backend}, data: {where})", flush=True)
-        print(f"  REST {server.url}/v1/tools/<tool>   MCP {server.url}/mcp   Ctrl-C stops", flush=True)
-        if created is not None:
-            print("Created the default workspace and project. Admin API key (shown once):", flush=True)
-            print(f"  {created.plain}", flush=True)
-            print(f'  export MNEMO_KEY="{created.plain}"', flush=True)
-
+    opened: list[Ports] = []
     try:
-        serve(options, announce)
-    except OSError as exc:
-        print(f"mnemo: error: cannot listen on {args.host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    finally:
-        ports.close()
-    return 0
+        plan = startup.plan(args.host, args.port, command_prefix(args))
+        options = ServeOptions(
+            host=plan.host,
+            port=plan.port,
+            max_instances=args.workers,
+            budget_s=args.timeout,
+            metrics_to=args.metrics or ("-" if args.verbose else None),
+        )
+
+        def announce(server: LocalServer) -> None:
+            """Bound, instances started: only now is anything created, and the key printed at once."""
+            ports = startup.open_store(plan)
+            opened.append(ports)
+            first = startup.first_start(ports, plan)
+            for line in startup.banner(server.url, plan, first):
+                print(line, flush=True)
+            for note in first.notes:
+                print(note, file=sys.stderr, flush=True)
+
+        try:
+            serve(options, announce)
+        except OSError as exc:
+            if opened:  # serving had begun: not a start-up failure
+                raise
+            raise startup.bind_error(plan.host, plan.port, exc) from None
+        finally:
+            for ports in opened:
+                ports.close()
+    except startup.StartupError as exc:
+        console.error(exc.message, exc.code)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        pass
+    except Exception as exc:  # a bug: one line, the traceback only when asked for
+        if args.verbose:
+            logging.getLogger("mnemo.local").exception("mnemo serve failed")
+        console.error(f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)", "internal")
+        return EXIT_ERROR
+    return EXIT_OK
 
 
-def cmd_cleanup(args: argparse.Namespace) -> int:
+def cmd_cleanup(args: argparse.Namespace, console: Console) -> int:
     """The scheduled cleanup job, run here on either backend; prints each run's summary (JSON)."""
-    local_environment(args.backend, args.data_dir)
+    ports = service(args).ports  # first: it sets the environment Powertools reads on import
     from mnemo import runtime
     from mnemo.service.cleanup import CleanupOptions, run_cleanup
 
-    ports = runtime.service().ports
     options = CleanupOptions.from_settings(runtime.settings(), max_items=args.max_items)
     try:
         while True:
             summary = run_cleanup(ports, options)
             print(json.dumps(summary.as_dict()), flush=True)
             if not (args.until_done and summary.more) or summary.index_unavailable:
-                return 1 if summary.index_unavailable else 0
+                return EXIT_ERROR if summary.index_unavailable else EXIT_OK
     finally:
         ports.close()

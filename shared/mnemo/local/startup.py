@@ -1,0 +1,226 @@
+"""The start of ``mnemo serve``, in the order that loses nothing.
+
+1. :func:`plan` reads and checks everything that needs no side effect: the settings, the port,
+   ``MNEMO_BOOTSTRAP_KEY``'s length, the data folder's kind;
+2. :func:`listen` binds the socket (a port in use fails here, before the store is touched);
+3. :func:`open_store` creates the data folder if needed and opens the backend;
+4. :func:`first_start` bootstraps an empty store, or checks ``MNEMO_BOOTSTRAP_KEY`` against the
+   keys a store already has and says how to get an admin key when none is usable;
+5. the caller prints :func:`banner` at once — the admin key a bootstrap created is the first
+   thing written after it exists, so a start cannot fail between creating a key and showing it.
+
+Every failure is a :class:`StartupError`: one line saying what to do, and the exit code of
+``mnemo.local.cli`` (docs/operations.md, "Exit codes").
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mnemo.local.cli.output import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE, settings_error
+
+if TYPE_CHECKING:
+    from mnemo.config import Settings
+    from mnemo.local.server import LocalServer
+    from mnemo.ports import Ports
+    from mnemo.service.tenancy import NewKey
+
+DEFAULT_PORT = 8787
+
+
+class StartupError(Exception):
+    """Why the server cannot start: one line for the console, a code for --json, an exit code."""
+
+    def __init__(self, message: str, code: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class Plan:
+    host: str
+    port: int
+    cfg: Settings
+    bootstrap_key: str | None
+    #: how the user runs ``mnemo`` (``.venv/bin/mnemo``, ``mnemo --data-dir x``), for hints
+    command: str = "mnemo"
+
+    @property
+    def data_dir(self) -> Path | None:
+        return self.cfg.data_dir if self.cfg.backend == "sqlite" else None
+
+    @property
+    def where(self) -> str:
+        return str(self.cfg.sqlite_path) if self.cfg.backend == "sqlite" else "DynamoDB + OpenSearch"
+
+
+@dataclass(frozen=True)
+class FirstStart:
+    #: the admin key a bootstrap created, to print once
+    created: NewKey | None = None
+    #: things the user should know (stderr), e.g. how to create a missing admin key
+    notes: list[str] = field(default_factory=list)
+
+
+def settings() -> Settings:
+    """The validated settings, or a usage error naming the environment variable at fault."""
+    from pydantic import ValidationError
+
+    from mnemo import runtime
+
+    try:
+        return runtime.settings()
+    except ValidationError as exc:
+        raise StartupError(settings_error(exc), "usage", EXIT_USAGE) from None
+
+
+def plan(host: str, port: int | None, command: str = "mnemo") -> Plan:
+    """Everything checked without a side effect."""
+    from mnemo.errors import InvalidRequest
+    from mnemo.service import tenancy
+
+    cfg = settings()
+    if port is None:
+        raw = os.environ.get("MNEMO_PORT", "").strip() or str(DEFAULT_PORT)
+        try:
+            port = int(raw)
+        except ValueError:
+            raise StartupError(f"MNEMO_PORT must be a port number, not {raw!r}", "usage", EXIT_USAGE) from None
+    if not 0 <= port <= 65535:
+        raise StartupError(f"port {port} is out of range: use 1-65535 (0 picks a free one)", "usage", EXIT_USAGE)
+    bootstrap_key = os.environ.get("MNEMO_BOOTSTRAP_KEY") or None
+    if bootstrap_key is not None:
+        try:
+            tenancy.check_plain_key(bootstrap_key)
+        except InvalidRequest as exc:
+            raise StartupError(
+                f"MNEMO_BOOTSTRAP_KEY is too short ({len(bootstrap_key)} characters; {exc}): "
+                "choose a longer one, or unset it and Mnemo generates a key",
+                "invalid_request",
+                EXIT_ERROR,
+            ) from None
+    result = Plan(host, port, cfg, bootstrap_key, command)
+    data_dir = result.data_dir
+    if data_dir is not None and data_dir.exists() and not data_dir.is_dir():
+        raise StartupError(
+            f"the data folder {data_dir} is a file, not a folder: pass another --data-dir (or MNEMO_DATA_DIR)",
+            "unavailable",
+            EXIT_UNAVAILABLE,
+        )
+    return result
+
+
+def listen(p: Plan, make_server: Callable[[str, int], LocalServer] | None = None) -> LocalServer:
+    """The server, bound and listening (connections queue until it serves)."""
+    if make_server is None:
+        from mnemo.local.server import LocalServer
+
+        make_server = LocalServer
+    try:
+        return make_server(p.host, p.port)
+    except OSError as exc:
+        raise bind_error(p.host, p.port, exc) from None
+
+
+def bind_error(host: str, port: int, exc: OSError) -> StartupError:
+    where = f"{host}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        message = (
+            f"cannot listen on {where}: the port is in use (another `mnemo serve`?): "
+            "stop that process, or choose another port with --port N or MNEMO_PORT=N"
+        )
+        return StartupError(message, "address_in_use", EXIT_ERROR)
+    if exc.errno == errno.EACCES:
+        message = f"cannot listen on {where}: permission denied (ports below 1024 need privileges): use --port 8787"
+        return StartupError(message, "address_in_use", EXIT_ERROR)
+    if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+        message = f"cannot listen on {where}: {host!r} is not an address of this machine: use --host 127.0.0.1"
+        return StartupError(message, "usage", EXIT_USAGE)
+    return StartupError(f"cannot listen on {where}: {exc.strerror or exc}", "address_in_use", EXIT_ERROR)
+
+
+def open_store(p: Plan) -> Ports:
+    """The data folder (created if missing) and the backend, opened."""
+    from mnemo import runtime
+    from mnemo.errors import Unavailable
+
+    data_dir = p.data_dir
+    if data_dir is not None:
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StartupError(
+                f"cannot create the data folder {data_dir}: {exc.strerror or exc}: "
+                "pass another --data-dir (or MNEMO_DATA_DIR)",
+                "unavailable",
+                EXIT_UNAVAILABLE,
+            ) from None
+    try:
+        return runtime.service().ports
+    except Unavailable as exc:
+        detail = f" ({exc.cause})" if exc.cause and exc.cause not in exc.message else ""
+        raise StartupError(f"{exc.message}{detail}", exc.code, EXIT_UNAVAILABLE) from None
+
+
+def first_start(ports: Ports, p: Plan) -> FirstStart:
+    """Bootstrap an empty store; on a store with keys, make sure the user can get in."""
+    from mnemo.errors import MnemoError, Unavailable
+    from mnemo.service import tenancy
+
+    try:
+        created = tenancy.bootstrap(ports, plain_key=p.bootstrap_key)
+        if created is not None:
+            return FirstStart(created)
+        if p.bootstrap_key is not None:
+            key = tenancy.registered_key(ports, p.bootstrap_key)
+            if key is None or key.revoked:
+                state = "was revoked" if key is not None else "is not a key of this store"
+                raise StartupError(
+                    f"MNEMO_BOOTSTRAP_KEY {state}: it only chooses the admin key of a new, empty store, and "
+                    f"{p.where} already has its workspace and keys. Unset MNEMO_BOOTSTRAP_KEY to start with "
+                    f"them, or start on a new data folder (--data-dir); to get a new admin key: "
+                    f"{admin_key_command(p, ports)}",
+                    "conflict",
+                    EXIT_ERROR,
+                )
+            return FirstStart()
+        orphaned = tenancy.without_admin_key(ports)
+        if orphaned:
+            return FirstStart(
+                notes=[
+                    f"mnemo: note: no workspace of {p.where} has an active admin key; "
+                    f"to create one (printed once): {admin_key_command(p, ports, orphaned[0].id)}"
+                ]
+            )
+        return FirstStart()
+    except Unavailable as exc:
+        raise StartupError(exc.message, exc.code, EXIT_UNAVAILABLE) from None
+    except MnemoError as exc:
+        raise StartupError(exc.message, exc.code, EXIT_ERROR) from None
+
+
+def admin_key_command(p: Plan, ports: Ports, workspace_id: str | None = None) -> str:
+    if workspace_id is None:
+        workspaces = ports.tenants.list_workspaces()
+        workspace_id = workspaces[0].id if len(workspaces) == 1 else "ws_…"
+    return f"{p.command} key create -w {workspace_id} --label admin --scope admin"
+
+
+def banner(url: str, p: Plan, first: FirstStart) -> list[str]:
+    """What ``mnemo serve`` prints on stdout once it listens."""
+    lines = [f"Mnemo listening on {url} (backend: {p.cfg.backend}, data: {p.where})"]
+    if first.created is not None:
+        lines += [
+            "Created the default workspace and project. Admin API key (shown once):",
+            f"  {first.created.plain}",
+            f'  export MNEMO_KEY="{first.created.plain}"',
+        ]
+    return lines
