@@ -1,23 +1,39 @@
 # Mnemo — the two commands a new user needs are `make run` and `make test`.
-# Both create .venv and install everything they need on a fresh machine (Python 3.11+).
+# Both create .venv and install what they need on a fresh machine (Python 3.11+): `make run` only
+# the server's own dependencies, `make test` the test tooling too.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+SUM    := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+RUNTIME_STAMP := $(VENV)/.runtime-$(SUM)
+STAMP  := $(VENV)/.installed-$(SUM)
+# The venv's own pip (no upgrade: a second download on every first run, and no need for it).
+# setuptools warns on every editable install of this layout that folders named like the packages
+# (functions/) may shadow them: here those folders are the packages, so the warning is only noise.
+PIP    := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check --quiet
 
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test install clients lint unit fuzz bench clean openapi docs browser screenshots
+.PHONY: run test install install-runtime clients lint unit fuzz bench clean openapi docs browser screenshots
 
-$(STAMP): pyproject.toml constraints.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
-	@rm -f $(VENV)/.installed-*
-	@touch $(STAMP)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 
+# the server's dependencies only (pyproject's `dependencies`)
+$(RUNTIME_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) install -c constraints.txt -e .
+	@rm -f $(VENV)/.runtime-*
+	@touch $(RUNTIME_STAMP)
+
+# and the test tooling (the `dev` extra)
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) install -c constraints.txt -e '.[dev]'
+	@rm -f $(VENV)/.installed-* $(VENV)/.runtime-*
+	@touch $(STAMP) $(RUNTIME_STAMP)
+
+install-runtime: $(RUNTIME_STAMP)
 install: $(STAMP)
 
 ## clients: the pinned MCP clients the e2e suite drives (TypeScript SDK, Inspector CLI, mcp-remote;
@@ -41,7 +57,7 @@ $(SAM_STAMP): constraints-sam.txt
 	@touch $(SAM_STAMP)
 
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
-run: $(STAMP)
+run: $(RUNTIME_STAMP)
 	$(BIN)/mnemo serve
 
 ## test: lint, types, template, and every test suite (contract suite on both backends, the

@@ -184,10 +184,9 @@ def first_start(ports: Ports, p: Plan) -> FirstStart:
             if key is None or key.revoked:
                 state = "was revoked" if key is not None else "is not a key of this store"
                 raise StartupError(
-                    f"MNEMO_BOOTSTRAP_KEY {state}: it only chooses the admin key of a new, empty store, and "
-                    f"{p.where} already has its workspace and keys. Unset MNEMO_BOOTSTRAP_KEY to start with "
-                    f"them, or start on a new data folder (--data-dir); to get a new admin key: "
-                    f"{admin_key_command(p, ports)}",
+                    f"MNEMO_BOOTSTRAP_KEY {state} (it only sets the admin key of a new, empty store, and "
+                    f"{p.where} is not empty): unset it, or start on a new --data-dir; "
+                    f"to create another admin key: {admin_key_command(p, ports)}",
                     "conflict",
                     EXIT_ERROR,
                 )
