@@ -127,3 +127,17 @@ def test_text_listings_are_tables(run):
     header, *rows = out.splitlines()
     assert header.split() == ["ID", "SLUG", "NAME", "DEFAULT"]
     assert [r.split()[1] for r in rows] == ["default", "docs"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["key", "list"], ["workspace", "create", "acme"], ["export"], ["cleanup"], ["limits", "show"]],
+)
+def test_a_data_folder_that_does_not_exist_is_refused_and_not_created(run, tmp_path, command):
+    missing = tmp_path / "no" / "such" / "dir"
+
+    status, out, err = run("--data-dir", str(missing), *command)
+
+    assert status == 1 and out == ""
+    assert f"the data folder {missing} does not exist" in err and "serve` creates a new store there" in err
+    assert not (tmp_path / "no").exists()
