@@ -1,0 +1,129 @@
+"""Running a document's shell blocks as a user pastes them: the blocks of a Markdown section, cut
+into whole commands, run one by one in one bash session, each command's output kept apart.
+
+Used by tests/e2e/test_readme.py (the README's tour and administration, docs/mcp.md's curl block).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def blocks(markdown: str, heading: str, lang: str = "sh") -> list[str]:
+    """The ``lang`` code blocks under the heading (any level) whose text is ``heading``."""
+    found: list[str] = []
+    inside = False
+    level = 0
+    lines = markdown.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        title = re.match(r"^(#+)\s+(.*?)\s*$", line)
+        if title and not inside:
+            if title.group(2) == heading:
+                inside, level = True, len(title.group(1))
+            i += 1
+            continue
+        if title and inside and len(title.group(1)) <= level:
+            break
+        fence = FENCE.match(line.strip())
+        if inside and fence:
+            body = []
+            i += 1
+            while not lines[i].strip().startswith("```"):
+                body.append(lines[i])
+                i += 1
+            indent = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+            if fence.group(1) == lang:
+                found.append("\n".join(x[indent:] for x in body))
+        i += 1
+    if not found:
+        raise AssertionError(f"no ```{lang} block under the heading {heading!r}")
+    return found
+
+
+@dataclass
+class Command:
+    text: str  # the lines as written, comments included
+    #: the answer the document states for it: the text of a ``# → …`` line right after it
+    states: list[str] = field(default_factory=list)
+
+
+def complete(text: str) -> bool:
+    """Whether bash reads ``text`` as whole commands (no open quote, no trailing backslash)."""
+    if text.rstrip().endswith("\\"):
+        return False
+    return subprocess.run(["bash", "-n", "-c", text], capture_output=True, check=False).returncode == 0
+
+
+def commands(block: str) -> list[Command]:
+    """The block cut into whole commands, as a user pastes them one at a time."""
+    found: list[Command] = []
+    pending: list[str] = []
+    for line in block.splitlines():
+        stripped = line.strip()
+        if not pending and (not stripped or stripped.startswith("#")):
+            if stripped.startswith("# → ") and found:
+                found[-1].states.append(stripped[len("# → ") :])
+            continue
+        pending.append(line)
+        if complete("\n".join(pending)):
+            found.append(Command("\n".join(pending)))
+            pending = []
+    assert not pending, f"an unfinished command: {pending}"
+    return found
+
+
+@dataclass
+class Step:
+    command: str  # as run, placeholders filled in
+    code: int
+    out: str
+    err: str
+
+
+class Session:
+    """One bash, fed one command at a time; each command's stdout and stderr go to their own
+    files, read back after it finishes (``< /dev/null`` unless the command redirects stdin)."""
+
+    def __init__(self, cwd: Path, env: dict[str, str], scratch: Path) -> None:
+        self.cwd = cwd
+        self.scratch = scratch
+        scratch.mkdir(parents=True, exist_ok=True)
+        self.steps: list[Step] = []
+        self.bash = subprocess.Popen(
+            ["bash", "--noprofile", "--norc"],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def run(self, command: str) -> Step:
+        n = len(self.steps)
+        out, err = self.scratch / f"{n}.out", self.scratch / f"{n}.err"
+        assert self.bash.stdin is not None and self.bash.stdout is not None
+        self.bash.stdin.write(f'{{\n{command}\n}} < /dev/null > {out} 2> {err}\necho "@@step-done $?@@"\n')
+        self.bash.stdin.flush()
+        while True:
+            line = self.bash.stdout.readline()
+            if not line:
+                raise AssertionError(f"bash ended during: {command}")
+            done = re.match(r"^@@step-done (\d+)@@$", line.strip())
+            if done:
+                break
+        step = Step(command, int(done.group(1)), out.read_text(), err.read_text())
+        self.steps.append(step)
+        return step
+
+    def close(self) -> None:
+        if self.bash.stdin is not None:
+            self.bash.stdin.close()
+        self.bash.wait(timeout=30)
