@@ -3,8 +3,10 @@
     python3 bench/first_memory.py                  # warm pip cache, 3 runs
     python3 bench/first_memory.py --cold           # each run with an empty pip cache (PIP_CACHE_DIR)
     python3 bench/first_memory.py --runs 5 --write bench/results/first-memory.md
+    python3 bench/first_memory.py --runs 1 --ref main  # another commit, for a before/after
 
-Each run, in a fresh temporary folder: ``git clone`` this repository (its committed HEAD), then
+Each run, in a fresh temporary folder: ``git clone`` this repository (its committed HEAD, or
+``--ref``), then
 ``make run`` (MNEMO_PORT set to a free port, so a server already on 8787 does not matter), wait
 for the admin key it prints, and save one memory with ``POST /v1/tools/memory_add`` and that key.
 It reports the clone, the ``make run`` until the key is printed, the first memory, the total,
@@ -54,7 +56,7 @@ def du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
 
 
-def one_run(cold: bool, timeout: float) -> dict[str, object]:
+def one_run(cold: bool, timeout: float, ref: str | None) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="mnemo-first-") as tmp:
         base = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "VIRTUAL_ENV"))}
@@ -64,6 +66,8 @@ def one_run(cold: bool, timeout: float) -> dict[str, object]:
             env["PIP_CACHE_DIR"] = str(base / "pip-cache")
         started = time.monotonic()
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(base / "mnemo")], check=True)
+        if ref:
+            subprocess.run(["git", "checkout", "--quiet", ref], cwd=base / "mnemo", check=True)
         cloned = time.monotonic()
         log = base / "make-run.log"
         with log.open("w") as sink:
@@ -124,12 +128,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true", help="an empty pip cache for each run")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--write", help="append the result, as Markdown, to this file")
+    parser.add_argument("--ref", help="the commit or branch to clone (default: HEAD)")
     args = parser.parse_args(argv)
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    ref = args.ref or "HEAD"
+    commit = subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True)
+    # what "warm" means here: pip's own HTTP cache (index pages, downloaded wheels) and built wheels
+    info = subprocess.run([sys.executable, "-m", "pip", "cache", "info"], capture_output=True, text=True).stdout
+    http_files = re.search(r"Number of HTTP files:\s*(\d+)", info)
+    built = re.search(r"Number of locally built wheels:\s*(\d+)", info)
     runs = []
     for number in range(1, args.runs + 1):
-        result = one_run(args.cold, args.timeout)
+        result = one_run(args.cold, args.timeout, args.ref)
         print(f"run {number}: {json.dumps(result)}", flush=True)
         runs.append(result)
     cache = "cold (empty PIP_CACHE_DIR each run)" if args.cold else "warm"
@@ -137,9 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"### {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: pip cache {cache}, {len(runs)} runs",
         "",
-        f"`python3 bench/first_memory.py --runs {args.runs}{' --cold' if args.cold else ''}` at commit "
-        f"{commit.stdout.strip()}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end, "
-        f"Python {platform.python_version()}.",
+        f"`python3 bench/first_memory.py --runs {args.runs}{' --cold' if args.cold else ''}"
+        f"{' --ref ' + args.ref if args.ref else ''}` at commit {commit.stdout.strip()}; {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} at the end, Python {platform.python_version()}; the user's pip "
+        f"cache held {http_files.group(1) if http_files else '?'} HTTP files and "
+        f"{built.group(1) if built else '?'} locally built wheels.",
         "",
         "| run | git clone | make run → key printed | first memory_add | total | .venv |",
         "|---|---|---|---|---|---|",

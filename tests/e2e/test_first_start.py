@@ -136,6 +136,7 @@ def test_a_clean_first_start_prints_the_banner_and_the_key_and_nothing_else(tmp_
         answers["gets"] = [get(url, "/healthz"), get(url, "/openapi.json"), get(url, "/v1/admin/keys", key)]
         answers["add"] = post(url, "/v1/tools/memory_add", key, {"content": "first memory"})
         answers["search"] = post(url, "/v1/tools/memory_search", key, {"q": "first"})
+        answers["mcp"] = post(url, "/mcp", key, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
     # the key is read from stdout while the server runs, as a user reads it off the terminal
     started_key: list[str] = []
@@ -165,6 +166,8 @@ def test_a_clean_first_start_prints_the_banner_and_the_key_and_nothing_else(tmp_
     assert status == 200 and added["memory"]["id"].startswith("mem_")
     assert answers["search"][1]["memories"][0]["id"] == added["memory"]["id"]  # type: ignore[index]
     assert answers["gets"] == [200, 200, 200]
+    status, listed = answers["mcp"]  # type: ignore[misc]
+    assert status == 200 and "memory_add" in {tool["name"] for tool in listed["result"]["tools"]}
 
 
 def test_a_port_in_use_is_one_line_and_creates_nothing(tmp_path):
