@@ -24,6 +24,14 @@ from mnemo.backends.sqlite import SqliteBackend
 from tests.e2e.conftest import free_port
 
 BANNER = "Mnemo listening on http://127.0.0.1:"
+#: the AWS backend pointed at a port where nothing listens
+NO_DYNAMODB = {
+    "MNEMO_BACKEND": "aws",
+    "MNEMO_AWS_REGION": "us-east-1",
+    "MNEMO_DYNAMODB_ENDPOINT_URL": "http://127.0.0.1:1",
+    "AWS_ACCESS_KEY_ID": "test",
+    "AWS_SECRET_ACCESS_KEY": "test",
+}
 GOOD_KEY = "first-start-key-0123456789"
 
 
@@ -288,6 +296,8 @@ def test_a_first_start_that_stopped_before_its_key_is_finished_by_the_next(tmp_p
         (None, {"MNEMO_PORT": "eighty"}, 2, ("MNEMO_PORT must be a port number",)),
         (None, {"MNEMO_SEARCH_PER_MINUTE": "lots"}, 2, ("MNEMO_SEARCH_PER_MINUTE", "integer")),
         (None, {"MNEMO_BACKEND": "mysql"}, 2, ("MNEMO_BACKEND",)),
+        (None, {**NO_DYNAMODB}, 3, ("cannot reach the AWS backend", "DynamoDB at http://127.0.0.1:1")),
+        (None, {**NO_DYNAMODB, "MNEMO_AWS_CREATE_TABLES": "true"}, 3, ("cannot create the DynamoDB tables",)),
     ],
 )
 def test_every_startup_error_is_one_line_with_its_exit_code(tmp_path, prepare, env, code, needles):

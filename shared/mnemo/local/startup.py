@@ -166,8 +166,28 @@ def open_store(p: Plan) -> Ports:
     try:
         return runtime.service().ports
     except Unavailable as exc:
-        detail = f" ({exc.cause})" if exc.cause and exc.cause not in exc.message else ""
-        raise StartupError(f"{exc.message}{detail}", exc.code, EXIT_UNAVAILABLE) from None
+        raise unavailable(p, exc.message, exc.cause) from None
+    except Exception as exc:
+        if p.cfg.backend == "aws" and type(exc).__module__.startswith("botocore"):  # creating the tables
+            raise unavailable(p, "cannot create the DynamoDB tables", f"{type(exc).__name__}: {exc}") from None
+        raise
+
+
+def unavailable(p: Plan, message: str, cause: str | None) -> StartupError:
+    """The store cannot be opened or reached: what, where, and why (exit 3)."""
+    detail = f" ({cause})" if cause and cause not in message else ""
+    if p.cfg.backend == "aws":
+        what = message if message.startswith("cannot") else "cannot reach the AWS backend"
+        dynamodb = p.cfg.dynamodb_endpoint_url or f"the regional endpoint of {p.cfg.aws_region or 'the default region'}"
+        text = (
+            f"{what}{detail}: DynamoDB at {dynamodb}, OpenSearch at {p.cfg.opensearch_endpoint}; check that they "
+            "answer, or point MNEMO_DYNAMODB_ENDPOINT_URL / MNEMO_OPENSEARCH_ENDPOINT at them"
+        )
+    else:
+        path = str(p.cfg.sqlite_path)
+        what = message if path in message else f"cannot use the SQLite store at {path}"
+        text = f"{what}{detail}: pass another --data-dir (or MNEMO_DATA_DIR)"
+    return StartupError(text, "unavailable", EXIT_UNAVAILABLE)
 
 
 def first_start(ports: Ports, p: Plan) -> FirstStart:
@@ -201,7 +221,7 @@ def first_start(ports: Ports, p: Plan) -> FirstStart:
             )
         return FirstStart()
     except Unavailable as exc:
-        raise StartupError(exc.message, exc.code, EXIT_UNAVAILABLE) from None
+        raise unavailable(p, exc.message, exc.cause) from None
     except MnemoError as exc:
         raise StartupError(exc.message, exc.code, EXIT_ERROR) from None
 
