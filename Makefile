@@ -19,17 +19,20 @@ CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/packa
 .PHONY: run test install install-runtime clients lint unit fuzz bench clean openapi docs browser screenshots
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	@echo "Creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
 
 # the server's dependencies only (pyproject's `dependencies`)
 $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) install -c constraints.txt -e .
+	@echo "Installing the server's dependencies into $(VENV) (once; about 30 s)"
+	@$(PIP) install -c constraints.txt -e .
 	@rm -f $(VENV)/.runtime-*
 	@touch $(RUNTIME_STAMP)
 
 # and the test tooling (the `dev` extra)
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) install -c constraints.txt -e '.[dev]'
+	@echo "Installing the server's dependencies and the test tooling into $(VENV) (once; about a minute)"
+	@$(PIP) install -c constraints.txt -e '.[dev]'
 	@rm -f $(VENV)/.installed-* $(VENV)/.runtime-*
 	@touch $(STAMP) $(RUNTIME_STAMP)
 
