@@ -40,6 +40,7 @@ EXPECTED = (
     re.compile(r"^Installing the server's dependencies into \.venv \(once; about 30 s\)$"),
     re.compile(r"^\.venv/bin/mnemo serve$"),
     re.compile(r"^Mnemo listening on http://127\.0\.0\.1:\d+ \(backend: sqlite, data: \.mnemo/mnemo\.db\)$"),
+    re.compile(r"^  REST http://127\.0\.0\.1:\d+/v1/tools/<tool>   MCP http://127\.0\.0\.1:\d+/mcp   Ctrl-C stops$"),
     re.compile(r"^Created the default workspace and project\. Admin API key \(shown once\):$"),
     re.compile(r"^  mnemo_\S+$"),
     re.compile(r'^  export MNEMO_KEY="mnemo_\S+"$'),

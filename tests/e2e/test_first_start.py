@@ -158,8 +158,8 @@ def test_a_clean_first_start_prints_the_banner_and_the_key_and_nothing_else(tmp_
     )
     try:
         assert process.stdout is not None
-        lines = [process.stdout.readline() for _ in range(4)]
-        started_key.append(lines[3].split('"')[1])
+        lines = [process.stdout.readline() for _ in range(5)]
+        started_key.append(lines[4].split('"')[1])
         use(f"http://127.0.0.1:{port}")
     finally:
         process.send_signal(signal.SIGINT)
@@ -167,8 +167,11 @@ def test_a_clean_first_start_prints_the_banner_and_the_key_and_nothing_else(tmp_
 
     assert process.returncode == 0
     assert lines[0].startswith(BANNER) and "(backend: sqlite, data: " in lines[0]
-    assert lines[1] == "Created the default workspace and project. Admin API key (shown once):\n"
-    assert lines[2].strip() == started_key[0] and started_key[0].startswith("mnemo_")
+    assert (
+        lines[1] == f"  REST http://127.0.0.1:{port}/v1/tools/<tool>   MCP http://127.0.0.1:{port}/mcp   Ctrl-C stops\n"
+    )
+    assert lines[2] == "Created the default workspace and project. Admin API key (shown once):\n"
+    assert lines[3].strip() == started_key[0] and started_key[0].startswith("mnemo_")
     assert rest == "" and err == ""  # no warning, no note, no traceback
     status, added = answers["add"]  # type: ignore[misc]
     assert status == 200 and added["memory"]["id"].startswith("mem_")

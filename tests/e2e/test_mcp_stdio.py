@@ -150,6 +150,7 @@ def test_beside_mnemo_serve_on_the_same_folder(tmp_path):
 
 def test_the_workspace_and_project_come_from_flags_or_the_environment(tmp_path):
     data = tmp_path / "data"
+    data.mkdir()  # only serve and mcp create a data folder
     assert mnemo(data, "workspace", "create", "first").code == 0
     second = mnemo(data, "--json", "workspace", "create", "second").json()["workspace"]["id"]
     assert mnemo(data, "project", "create", "notes", "-w", second).code == 0
@@ -169,6 +170,7 @@ def test_the_workspace_and_project_come_from_flags_or_the_environment(tmp_path):
 
 def test_an_ambiguous_workspace_is_a_usage_error_with_nothing_on_stdout(tmp_path):
     data = tmp_path / "data"
+    data.mkdir()  # only serve and mcp create a data folder
     assert mnemo(data, "workspace", "create", "first").code == 0
     assert mnemo(data, "workspace", "create", "second").code == 0
 

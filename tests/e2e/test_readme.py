@@ -256,22 +256,6 @@ def test_the_readme_tour_and_administration_run_as_written(clone: Path, server: 
     assert "Traceback" not in log and "Warning" not in log, log
 
 
-def test_docs_mcp_curl_block_runs_as_written(clone: Path, server: Server, tmp_path: Path):
-    mcp = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
-    session = Session(clone, user_env(), tmp_path / "steps")
-    try:
-        for heading in ("Mnemo over MCP", "By hand with curl"):
-            for command in commands(blocks(mcp, heading)[0]):
-                step = session.run(fill(command.text, session.steps, server))
-                assert step.code == 0, (step.command, step.err)
-    finally:
-        session.close()
-    initialize, call = (json.loads(step.out) for step in session.steps[-2:])
-    assert initialize["result"]["protocolVersion"] == "2025-11-25"
-    assert initialize["result"]["serverInfo"]["name"]
-    assert call["result"]["isError"] is False and "structuredContent" in call["result"]
-
-
 def test_the_readme_placeholders_are_all_known():
     """Every placeholder in a run block is one the test fills in (a new one must be taught here)."""
     known = {"ws_…", "mem_…", "key_…", "prj_…"}
@@ -283,26 +267,140 @@ def test_the_readme_placeholders_are_all_known():
     assert shutil.which("bash")
 
 
-def test_docs_mcp_python_sdk_snippet_runs_as_written(clone: Path, server: Server, tmp_path: Path):
-    """docs/mcp.md's official-SDK example, with the user's key for ``<key>`` (the MCP SDK is a test
+# -- docs/mcp.md: every snippet whose client is here (curl, the Python SDK, the Inspector CLI, the
+# TypeScript SDK, mnemo mcp and mcp-remote as the host configurations start them; the pinned npm
+# clients come from tests/clients, installed by `make clients`). Its placeholders, filled in as a
+# user does: /abs/path/to/mnemo → the clone, /abs/path/to/memories → a data folder, <key> and
+# <your key> → the admin key, 127.0.0.1:8787 → the server's port.
+
+MCP_DOC = ROOT / "docs" / "mcp.md"
+CLIENTS = ROOT / "tests" / "clients"
+
+
+def mcp_doc() -> str:
+    return MCP_DOC.read_text(encoding="utf-8")
+
+
+def fill_paths(text: str, clone: Path, memories: Path, server: Server) -> str:
+    text = text.replace("/abs/path/to/mnemo", str(clone)).replace("/abs/path/to/memories", str(memories))
+    text = text.replace("<your key>", server.key).replace("<key>", server.key)
+    return text.replace("127.0.0.1:8787", f"127.0.0.1:{server.port}")
+
+
+def npm_env(**extra: str) -> dict[str, str]:
+    """npx from tests/clients, offline: the pinned local client or a failure, never a download."""
+    assert (CLIENTS / "node_modules").is_dir(), "the pinned MCP clients are missing: run `make clients`"
+    return user_env(npm_config_offline="true", npm_config_update_notifier="false", **extra)
+
+
+def test_docs_mcp_curl_and_inspector_blocks_run_as_written(clone: Path, server: Server, tmp_path: Path):
+    mcp = mcp_doc()
+    memories = tmp_path / "memories"
+    session = Session(CLIENTS, npm_env(), tmp_path / "steps")
+    try:
+        for heading in ("Mnemo over MCP", "By hand with curl", "MCP Inspector"):
+            for command in commands(blocks(mcp, heading)[0]):
+                text = fill(fill_paths(command.text, clone, memories, server), session.steps, server)
+                step = session.run(text)
+                assert step.code == 0, (step.command, step.out, step.err)
+    finally:
+        session.close()
+    _, _, _, initialize, call, listed, added, stdio_listed = session.steps  # export, export, H=, …
+    assert json.loads(initialize.out)["result"]["protocolVersion"] == "2025-11-25"
+    assert json.loads(call.out)["result"]["isError"] is False
+    names = [tool["name"] for tool in json.loads(listed.out)["tools"]]
+    assert "memory_add" in names and names == [tool["name"] for tool in json.loads(stdio_listed.out)["tools"]]
+    result = json.loads(added.out)
+    assert result["isError"] is False
+    assert result["structuredContent"]["memory"]["content"] == "Deploys freeze on Fridays"
+    assert (memories / "mnemo.db").exists()  # the stdio line ran mnemo mcp on that folder
+
+
+def test_docs_mcp_python_sdk_snippets_run_as_written(clone: Path, server: Server, tmp_path: Path):
+    """docs/mcp.md's official-SDK examples, over HTTP and over stdio (the MCP SDK is a test
     dependency: it is in the .venv the tests run from)."""
-    mcp = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
-    (snippet,) = blocks(mcp, "The official Python SDK", lang="python")
-    assert snippet.count("<key>") == 1 and "127.0.0.1:8787" in snippet
-    script = tmp_path / "snippet.py"
-    script.write_text(snippet.replace("<key>", server.key).replace("127.0.0.1:8787", f"127.0.0.1:{server.port}"))
-
-    done = subprocess.run(
-        [str(clone / ".venv" / "bin" / "python"), str(script)],
-        cwd=clone,
-        env=user_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    tools, memory_id = done.stdout.splitlines()
+    http, stdio = blocks(mcp_doc(), "The official Python SDK", lang="python")
+    outputs = []
+    for n, snippet in enumerate((http, stdio)):
+        script = tmp_path / f"snippet{n}.py"
+        script.write_text(fill_paths(snippet, clone, tmp_path / "memories", server))
+        done = subprocess.run(
+            [str(clone / ".venv" / "bin" / "python"), str(script)],
+            cwd=tmp_path,
+            env=user_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    tools, memory_id = outputs[0].splitlines()
     assert "memory_add" in tools and "recall_context" in tools
     assert re.fullmatch(rf"mem_{ID}", memory_id)
+    assert "'matched': False" in outputs[1] and "'project': {" in outputs[1]  # a fresh folder: no match
+
+
+def test_docs_mcp_typescript_sdk_snippet_runs_as_written(clone: Path, server: Server, tmp_path: Path):
+    """The TypeScript example as an ES module beside the pinned SDK, with MNEMO_MCP and MNEMO_KEY set
+    as the doc says; the test appends one line that prints its result and closes the client."""
+    (snippet,) = blocks(mcp_doc(), "The official TypeScript SDK", lang="js")
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "node_modules").symlink_to(CLIENTS / "node_modules", target_is_directory=True)
+    script = folder / "agent.mjs"
+    script.write_text(snippet + "\nconsole.log(JSON.stringify(result));\nawait client.close();\n")
+    env = npm_env(MNEMO_MCP=f"http://127.0.0.1:{server.port}/mcp", MNEMO_KEY=server.key)
+    node = shutil.which("node")
+    assert node, "Node.js is needed for the pinned MCP clients (make clients)"
+
+    done = subprocess.run([node, str(script)], cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["isError"] is False and "matched" in result["structuredContent"]
+
+
+def host_configs() -> list[tuple[str, dict[str, Any]]]:
+    """The ``mcpServers.mnemo`` entries of docs/mcp.md that start a local (stdio) server."""
+    found = []
+    for heading in ("stdio: `mnemo mcp`", "Claude Desktop over HTTP (mcp-remote)"):
+        for block in blocks(mcp_doc(), heading, lang="json"):
+            entry = json.loads(block)["mcpServers"]["mnemo"]
+            if "command" in entry:
+                found.append((heading, entry))
+    return found
+
+
+@pytest.mark.parametrize("number", range(3))
+def test_docs_mcp_host_configurations_start_a_working_server(clone: Path, server: Server, tmp_path: Path, number):
+    """Each stdio configuration, started as an MCP host starts it: its command, args and env (with
+    the SDK's small default environment), through the Python SDK's stdio client."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import get_default_environment
+
+    configs = host_configs()
+    assert len(configs) == 3, [heading for heading, _ in configs]  # Claude Desktop, .mcp.json, mcp-remote
+    heading, entry = configs[number]
+    memories = tmp_path / "memories"
+    entry = json.loads(fill_paths(json.dumps(entry), clone, memories, server))
+    if "--project" in entry["args"]:  # the project it names exists, as the doc says: create it first
+        mnemo = [str(clone / ".venv" / "bin" / "mnemo"), "--data-dir", str(memories)]
+        slug = entry["args"][entry["args"].index("--project") + 1]
+        memories.mkdir()
+        for command in (["workspace", "create", "mine"], ["project", "create", slug]):
+            subprocess.run([*mnemo, *command], env=user_env(), capture_output=True, check=True)
+    # what a host passes: the SDK's small default environment and the entry's env (and, here, npx
+    # kept offline so the pinned mcp-remote of tests/clients is the one that runs)
+    env = {**get_default_environment(), "npm_config_offline": "true", **entry.get("env", {})}
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=str(CLIENTS))
+
+    async def session() -> tuple[list[str], dict]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            added = await client.call_tool("memory_add", {"content": f"configured by {heading}"})
+            return names, added.structured_content
+
+    names, added = anyio.run(session)
+    assert "memory_add" in names and added["memory"]["content"] == f"configured by {heading}"

@@ -134,12 +134,12 @@ def serving(installed: Installed) -> Iterator[Serving]:
         text=True,
     )
     assert process.stdout is not None
-    banner = [process.stdout.readline() for _ in range(4)]
-    if not banner[3].startswith("  export MNEMO_KEY="):
+    banner = [process.stdout.readline() for _ in range(5)]
+    if not banner[4].startswith("  export MNEMO_KEY="):
         process.kill()
         raise AssertionError(f"mnemo serve did not start: {banner}\n{process.communicate()[1]}")
     assert banner[0].startswith(f"Mnemo listening on http://127.0.0.1:{port} (backend: sqlite, data: .mnemo/mnemo.db)")
-    key = banner[3].split('"')[1]
+    key = banner[4].split('"')[1]
     yield Serving(f"http://127.0.0.1:{port}", key, process)
     process.send_signal(signal.SIGINT)
     rest, err = process.communicate(timeout=20)
@@ -194,3 +194,30 @@ def test_the_installed_mnemo_administers_and_cleans_up_outside_the_checkout(inst
     )
     assert missing.returncode == 1 and "does not exist" in missing.stderr
     assert not (installed.home / "nowhere").exists()
+
+
+def test_the_installed_mnemo_mcp_serves_the_tools_over_stdio_outside_the_checkout(installed, serving):
+    """``mnemo mcp`` as a host starts it (the SDK's stdio client, its small default environment),
+    on the folder the server uses: what it saves, the server finds."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import get_default_environment
+
+    params = StdioServerParameters(
+        command=str(installed.mnemo),
+        args=["--data-dir", str(installed.home / ".mnemo"), "mcp"],
+        env=get_default_environment(),
+        cwd=str(installed.home),
+    )
+
+    async def session() -> tuple[list[str], dict]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            added = await client.call_tool("memory_add", {"content": "saved over stdio from the wheel"})
+            return names, added.structured_content
+
+    names, added = anyio.run(session)
+
+    assert "memory_add" in names and added["memory"]["source"] == "mnemo-mcp"
+    found = call(serving, "/v1/tools/memory_search", {"q": "stdio"})
+    assert [m["id"] for m in found["memories"]] == [added["memory"]["id"]]

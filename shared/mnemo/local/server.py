@@ -207,9 +207,15 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop
 
 
-def serve(options: ServeOptions, announce: Callable[[LocalServer], None] | None = None) -> None:
-    """Listen, start the handler instances, call ``announce`` once ready, and serve until
-    Ctrl-C or SIGTERM; then stop the instances. Raises ``OSError`` when the port cannot be bound."""
+def serve(
+    options: ServeOptions,
+    announce: Callable[[LocalServer], None] | None = None,
+    bound: Callable[[LocalServer], None] | None = None,
+) -> None:
+    """Listen, call ``bound`` (the socket is bound and nothing else has started: ``mnemo serve``
+    opens and bootstraps the store there), start the handler instances, call ``announce`` once
+    ready, and serve until Ctrl-C or SIGTERM; then stop the instances. Raises ``OSError`` when the
+    port cannot be bound."""
     pool = WorkerPool(
         PoolOptions(
             min_instances=min(options.min_instances, options.max_instances),
@@ -221,6 +227,8 @@ def serve(options: ServeOptions, announce: Callable[[LocalServer], None] | None 
     server = LocalServer(options.host, options.port, pool)  # listening: connections queue until served
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
+        if bound is not None:
+            bound(server)
         pool.start()
         if announce is not None:
             announce(server)

@@ -2,12 +2,15 @@
 
 1. :func:`plan` reads and checks everything that needs no side effect: the settings, the port,
    ``MNEMO_BOOTSTRAP_KEY``'s length, the data folder's kind;
-2. :func:`listen` binds the socket (a port in use fails here, before the store is touched);
-3. :func:`open_store` creates the data folder if needed and opens the backend;
+2. ``mnemo.local.server.serve`` binds the socket (a port in use fails here, before the store is
+   touched: :func:`bind_error` says so), then calls back, before it starts the handler instances;
+3. :func:`open_store` creates the data folder if needed and opens the backend (so a store that
+   cannot be opened is one line here, not a failure in every instance);
 4. :func:`first_start` bootstraps an empty store, or checks ``MNEMO_BOOTSTRAP_KEY`` against the
    keys a store already has and says how to get an admin key when none is usable;
 5. the caller prints :func:`banner` at once — the admin key a bootstrap created is the first
-   thing written after it exists, so a start cannot fail between creating a key and showing it.
+   thing written after it exists, so a start cannot fail between creating a key and showing it
+   (if the instances then fail to start, the key has been shown).
 
 Every failure is a :class:`StartupError`: one line saying what to do, and the exit code of
 ``mnemo.local.cli`` (docs/operations.md, "Exit codes").
@@ -18,7 +21,6 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +29,6 @@ from mnemo.local.cli.output import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE, set
 
 if TYPE_CHECKING:
     from mnemo.config import Settings
-    from mnemo.local.server import LocalServer
     from mnemo.ports import Ports
     from mnemo.service.tenancy import NewKey
 
@@ -118,19 +119,8 @@ def plan(host: str, port: int | None, command: str = "mnemo") -> Plan:
     return result
 
 
-def listen(p: Plan, make_server: Callable[[str, int], LocalServer] | None = None) -> LocalServer:
-    """The server, bound and listening (connections queue until it serves)."""
-    if make_server is None:
-        from mnemo.local.server import LocalServer
-
-        make_server = LocalServer
-    try:
-        return make_server(p.host, p.port)
-    except OSError as exc:
-        raise bind_error(p.host, p.port, exc) from None
-
-
 def bind_error(host: str, port: int, exc: OSError) -> StartupError:
+    """Why the server could not listen (or start its instances) on ``host:port``."""
     where = f"{host}:{port}"
     if exc.errno == errno.EADDRINUSE:
         message = (
@@ -144,7 +134,7 @@ def bind_error(host: str, port: int, exc: OSError) -> StartupError:
     if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
         message = f"cannot listen on {where}: {host!r} is not an address of this machine: use --host 127.0.0.1"
         return StartupError(message, "usage", EXIT_USAGE)
-    return StartupError(f"cannot listen on {where}: {exc.strerror or exc}", "address_in_use", EXIT_ERROR)
+    return StartupError(f"cannot start on {where}: {exc.strerror or exc}", "address_in_use", EXIT_ERROR)
 
 
 def open_store(p: Plan) -> Ports:
@@ -235,7 +225,10 @@ def admin_key_command(p: Plan, ports: Ports, workspace_id: str | None = None) ->
 
 def banner(url: str, p: Plan, first: FirstStart) -> list[str]:
     """What ``mnemo serve`` prints on stdout once it listens."""
-    lines = [f"Mnemo listening on {url} (backend: {p.cfg.backend}, data: {p.where})"]
+    lines = [
+        f"Mnemo listening on {url} (backend: {p.cfg.backend}, data: {p.where})",
+        f"  REST {url}/v1/tools/<tool>   MCP {url}/mcp   Ctrl-C stops",
+    ]
     if first.created is not None:
         lines += [
             "Created the default workspace and project. Admin API key (shown once):",

@@ -244,7 +244,10 @@ class WorkerPool:
         try:
             instance = self._start_instance()
         except Exception as exc:  # noqa: BLE001 - reported, and counted so waiting requests stop waiting
-            log.error("a handler instance failed to start: %s", exc)
+            with self._cond:
+                closing = self._closed
+            # a spare still starting when the server stops is ended with it: no error to report
+            (log.debug if closing else log.error)("a handler instance failed to start: %s", exc)
             with self._cond:
                 self._running -= 1
                 self._failures += 1

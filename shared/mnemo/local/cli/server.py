@@ -38,8 +38,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             metrics_to=args.metrics or ("-" if args.verbose else None),
         )
 
-        def announce(server: LocalServer) -> None:
-            """Bound, instances started: only now is anything created, and the key printed at once."""
+        def bound(server: LocalServer) -> None:
+            """Bound, nothing else started: only now is anything created, and the key printed at once."""
             ports = startup.open_store(plan)
             opened.append(ports)
             first = startup.first_start(ports, plan)
@@ -49,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(note, file=sys.stderr, flush=True)
 
         try:
-            serve(options, announce)
+            serve(options, bound=bound)
         except OSError as exc:
             if opened:  # serving had begun: not a start-up failure
                 raise
