@@ -290,6 +290,45 @@ def test_a_first_start_that_stopped_before_its_key_is_finished_by_the_next(tmp_p
     assert check.err == "" and "Created" not in check.out and statuses == [200]
 
 
+def test_two_first_starts_on_one_new_folder_make_one_workspace_and_one_key(tmp_path):
+    # The race made deterministic: this test is the first process. It holds the first-start lock
+    # while a real `mnemo serve` starts on the same new folder, bootstraps the store itself, then
+    # lets go. The server must have waited, and must find the store bootstrapped: without the
+    # lock it creates a second `default` workspace with a second admin key.
+    import fcntl
+    import threading
+
+    from mnemo.local.startup import LOCK_NAME
+    from mnemo.service import tenancy
+
+    data = tmp_path / "data"
+    data.mkdir()
+    created: list[str] = []
+    with open(data / LOCK_NAME, "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result: list[Start] = []
+        starting = threading.Thread(target=lambda: result.append(serve(data)))
+        starting.start()
+        time.sleep(2.0)  # the server is bound and waiting on the lock (its /healthz is not up yet)
+        assert not result, "the server started without waiting for the first start in progress"
+        backend = SqliteBackend(data / "mnemo.db")
+        new = tenancy.bootstrap(backend)
+        assert new is not None
+        created.append(new.plain)
+        backend.close()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    starting.join(timeout=90)
+    (started,) = result
+    assert started.code is None, started.err
+    assert "Created" not in started.out and "export MNEMO_KEY" not in started.out, started.out
+    (only,) = workspaces(data)
+    backend = SqliteBackend(data / "mnemo.db")
+    try:
+        assert len(backend.tenants.list_keys(only.id)) == 1
+    finally:
+        backend.close()
+
+
 @pytest.mark.parametrize(
     ("prepare", "env", "code", "needles"),
     [

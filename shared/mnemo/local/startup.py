@@ -18,9 +18,11 @@ Every failure is a :class:`StartupError`: one line saying what to do, and the ex
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -186,7 +188,8 @@ def first_start(ports: Ports, p: Plan) -> FirstStart:
     from mnemo.service import tenancy
 
     try:
-        created = tenancy.bootstrap(ports, plain_key=p.bootstrap_key)
+        with first_start_lock(p.data_dir):
+            created = tenancy.bootstrap(ports, plain_key=p.bootstrap_key)
         if created is not None:
             return FirstStart(created)
         if p.bootstrap_key is not None:
@@ -214,6 +217,32 @@ def first_start(ports: Ports, p: Plan) -> FirstStart:
         raise unavailable(p, exc.message, exc.cause) from None
     except MnemoError as exc:
         raise StartupError(exc.message, exc.code, EXIT_ERROR) from None
+
+
+#: beside the SQLite file: held while one process decides whether the store is new
+LOCK_NAME = ".first-start.lock"
+
+
+@contextlib.contextmanager
+def first_start_lock(data_dir: Path | None) -> Iterator[None]:
+    """Two ``mnemo serve`` started at once on one new data folder: the second waits for the
+    first's bootstrap, then finds a store that has its admin key (one workspace, one key, not
+    two of each). An exclusive ``flock`` on a file in the data folder; where ``fcntl`` does not
+    exist (Windows) there is no lock and the race stays (docs/operations.md)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    if data_dir is None:
+        yield
+        return
+    with open(data_dir / LOCK_NAME, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def admin_key_command(p: Plan, ports: Ports, workspace_id: str | None = None) -> str:

@@ -21,7 +21,7 @@ from mnemo.local.cli.admin import (
 )
 from mnemo.local.cli.mcp import cmd_mcp
 from mnemo.local.cli.output import run_admin
-from mnemo.local.cli.server import DEFAULT_PORT, cmd_cleanup, cmd_serve
+from mnemo.local.cli.server import cmd_cleanup, cmd_serve
 from mnemo.local.cli.transfer import cmd_export, cmd_import
 
 
@@ -67,6 +67,10 @@ def _in_workspace() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # here, not at the top: mnemo.local.startup needs this package's output module, and the
+    # startup module may be imported first (python -c "import mnemo.local.startup" works)
+    from mnemo.local.startup import DEFAULT_PORT
+
     parser = argparse.ArgumentParser(
         prog="mnemo",
         description="Mnemo, memory for AI agents: the local server and administration.",

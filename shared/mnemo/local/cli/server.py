@@ -13,9 +13,8 @@ if TYPE_CHECKING:
 
 from mnemo.local.cli.context import local_environment, service
 from mnemo.local.cli.output import EXIT_ERROR, EXIT_OK, Console, command_prefix
-from mnemo.local.startup import DEFAULT_PORT
 
-__all__ = ["DEFAULT_PORT", "cmd_cleanup", "cmd_serve"]
+__all__ = ["cmd_cleanup", "cmd_serve"]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
