@@ -10,7 +10,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_v
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from mnemo.like import like_problem
+from mnemo.like import MAX_LIKE_ANY_ONE_AFTER_RUN, MAX_LIKE_ANY_RUNS, MAX_LIKE_LENGTH, like_problem
 from mnemo.models.common import (
     Content,
     Kind,
@@ -152,13 +152,19 @@ def _check_like(value: str) -> str:
     return value
 
 
+#: the bounds of a pattern, short, for the fields' own descriptions (an agent reads them every session)
+LIKE_BOUNDS = (
+    f"1-{MAX_LIKE_LENGTH} characters, at most {MAX_LIKE_ANY_RUNS} `%`, "
+    f"at most {MAX_LIKE_ANY_ONE_AFTER_RUN} `_` after the first `%`"
+)
+
 LikePattern = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=512,
+        max_length=MAX_LIKE_LENGTH,
         description="Case-insensitive LIKE pattern: `%` any run, `_` one character, `\\` makes the next character "
-        "literal (`\\%`, `\\_`, `\\\\`). A memory with no value matches as the empty string, so `%` matches it.",
+        f"literal (`\\%`, `\\_`, `\\\\`). A memory with no value matches as the empty string. {LIKE_BOUNDS}.",
     ),
     AfterValidator(_check_like),
 ]
@@ -173,10 +179,10 @@ class RetrievalArgs(Args):
     path_filter: LikePattern = Field(
         default="%",
         description="LIKE pattern over the path, any case: `%` any run, `_` one character, `\\` escapes; "
-        "e.g. `acme/%`.",
+        f"e.g. `acme/%`. {LIKE_BOUNDS}.",
     )
     memory_type: LikePattern = Field(
-        default="%", description="LIKE pattern over the kind, as path_filter; e.g. `decision`, `work%`."
+        default="%", description=f"LIKE pattern over the kind, as path_filter; e.g. `decision`, `work%`. {LIKE_BOUNDS}."
     )
     prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
 

@@ -33,7 +33,7 @@ from opensearchpy.exceptions import ConflictError, NotFoundError, TransportError
 from mnemo import text
 from mnemo.backends.aws.errors import index_cause, index_outage
 from mnemo.errors import IndexUnavailable
-from mnemo.like import is_match_all
+from mnemo.like import ANY_ONE, ANY_RUN, is_match_all, like_tokens
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexEntry, IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope
@@ -109,19 +109,17 @@ def tombstone(record: MemoryRecord) -> dict[str, Any]:
 
 
 def like_to_wildcard(pattern: str) -> str:
-    """An SQL LIKE pattern (``%``, ``_``, ``\\`` escapes) as an OpenSearch wildcard pattern."""
+    """An SQL LIKE pattern (``mnemo.like``'s parse of it) as an OpenSearch wildcard pattern. The
+    pattern's bounds (``mnemo.like.like_problem``) keep the automaton OpenSearch builds from it
+    within the work OpenSearch allows."""
     out: list[str] = []
-    chars = iter(pattern)
-    for ch in chars:
-        if ch == "\\":
-            literal = next(chars, "\\")
-            out.append("\\" + literal if literal in "*?\\" else literal)
-        elif ch == "%":
+    for token in like_tokens(pattern):
+        if token.kind == ANY_RUN:
             out.append("*")
-        elif ch == "_":
+        elif token.kind == ANY_ONE:
             out.append("?")
         else:
-            out.append("\\" + ch if ch in "*?\\" else ch)
+            out.append("\\" + token.char if token.char in "*?\\" else token.char)
     return "".join(out)
 
 
