@@ -12,7 +12,7 @@ import pytest
 from mnemo import text
 
 from tests.e2e.conftest import RunningServer
-from tests.hardening.conftest import Reply, call, send
+from tests.hardening.conftest import MCP_META, Outcome, Reply, call, mcp_call, rest_call, send
 from tests.hardening.spec import INTERNALS, ODD_QUERIES, assert_spec_error
 
 ADD = "/v1/tools/memory_add"
@@ -330,49 +330,90 @@ def test_unknown_routes_and_tools_are_404_in_spec_shape(seeded, path, status):
     rejected(seeded, lambda: send(seeded, path, b"{}"), status, "not_found")
 
 
-@pytest.mark.parametrize(
-    "headers",
-    [
-        {"Authorization": ""},
-        {"Authorization": "Bearer"},
-        {"Authorization": "Basic YWRtaW46YWRtaW4="},
-        {"Authorization": "Bearer " + "k" * 8000},
-        {"Authorization": b"Bearer \xff\xfe not latin-1 text"},
-        {"Authorization": "Bearer e2e-admin-key-0123456789 extra"},
-        {"Authorization": "Bearer e2e-admin-key-012345678"},
-    ],
-    ids=["empty", "scheme only", "basic", "8000-character key", "non-UTF-8 bytes", "key plus junk", "one char short"],
-)
-def test_a_bad_authorization_header_is_401_and_writes_nothing(seeded, headers):
-    reply = rejected(seeded, lambda: send(seeded, ADD, b'{"content": "x"}', headers=headers), 401, "unauthorized")
+#: every hostile header of this suite: (headers, the status REST answers, its code)
+HOSTILE_HEADERS = {
+    "empty Authorization": ({"Authorization": ""}, 401, "unauthorized"),
+    "scheme only": ({"Authorization": "Bearer"}, 401, "unauthorized"),
+    "basic": ({"Authorization": "Basic YWRtaW46YWRtaW4="}, 401, "unauthorized"),
+    "8000-character key": ({"Authorization": "Bearer " + "k" * 8000}, 401, "unauthorized"),
+    "non-UTF-8 bytes": ({"Authorization": b"Bearer \xff\xfe not latin-1 text"}, 401, "unauthorized"),
+    "key plus junk": ({"Authorization": "Bearer e2e-admin-key-0123456789 extra"}, 401, "unauthorized"),
+    "one char short": ({"Authorization": "Bearer e2e-admin-key-012345678"}, 401, "unauthorized"),
+    "empty X-Project": ({"X-Project": ""}, 400, "invalid_request"),
+    "long X-Project": ({"X-Project": "p" * 65}, 400, "invalid_request"),
+    "unknown X-Project": ({"X-Project": "no-such-project"}, 404, "not_found"),
+    "empty Idempotency-Key": ({"Idempotency-Key": ""}, 400, "invalid_request"),
+    "long Idempotency-Key": ({"Idempotency-Key": "i" * 256}, 400, "invalid_request"),
+    "header block over the limit": ({"X-Padding": "p" * 70_000}, 431, "invalid_request"),
+}
+BAD_AUTHORIZATION = {k: v for k, v in HOSTILE_HEADERS.items() if v[1] == 401}
+BAD_CALL_HEADERS = {k: v for k, v in HOSTILE_HEADERS.items() if v[1] in (400, 404)}
+
+
+@pytest.mark.parametrize("case", BAD_AUTHORIZATION.values(), ids=BAD_AUTHORIZATION.keys())
+def test_a_bad_authorization_header_is_401_and_writes_nothing(seeded, case):
+    headers, status, code = case
+    reply = rejected(seeded, lambda: send(seeded, ADD, b'{"content": "x"}', headers=headers), status, code)
     assert reply.headers.get("www-authenticate", "").startswith("Bearer")
 
 
-@pytest.mark.parametrize(
-    "headers",
-    [{"X-Project": ""}, {"X-Project": "p" * 65}, {"Idempotency-Key": ""}, {"Idempotency-Key": "i" * 256}],
-    ids=["empty X-Project", "long X-Project", "empty Idempotency-Key", "long Idempotency-Key"],
-)
-def test_a_malformed_header_argument_is_400(seeded, headers):
-    rejected(seeded, lambda: send(seeded, ADD, b'{"content": "x"}', headers=headers), 400, "invalid_request")
+@pytest.mark.parametrize("case", BAD_CALL_HEADERS.values(), ids=BAD_CALL_HEADERS.keys())
+def test_a_malformed_header_argument_is_refused(seeded, case):
+    """An empty or over-long ``X-Project`` / ``Idempotency-Key`` is 400 (an empty header is never
+    "no header": an unset variable must not write to the default project); an unknown project 404."""
+    headers, status, code = case
+    rejected(seeded, lambda: send(seeded, ADD, b'{"content": "x"}', headers=headers), status, code)
 
 
 def test_a_header_block_over_the_server_limit_is_refused_in_spec_shape(seeded):
-    reply = rejected(
-        seeded,
-        lambda: send(seeded, ADD, b'{"content": "x"}', headers={"X-Padding": "p" * 70_000}),
-        431,
-        "invalid_request",
-    )
+    headers, status, code = HOSTILE_HEADERS["header block over the limit"]
+    reply = rejected(seeded, lambda: send(seeded, ADD, b'{"content": "x"}', headers=headers), status, code)
     assert reply.headers.get("connection") == "close"
 
 
+def _comparable(outcome: Outcome) -> tuple[int, str | None, list | None]:
+    """An outcome as both surfaces must agree on it: the status REST answers (a rejected MCP tool
+    call is HTTP 200 with an ``isError`` result: its code's status), the code, the details."""
+    status = outcome.status if outcome.status != 200 or outcome.code is None else STATUS_OF[outcome.code]
+    details = outcome.body.get("details") if outcome.code else None
+    return status, outcome.code, details
+
+
+STATUS_OF = {"invalid_request": 400, "not_found": 404, "forbidden": 403, "conflict": 409, "content_too_large": 413}
+
+
+@pytest.mark.parametrize("case", HOSTILE_HEADERS.values(), ids=HOSTILE_HEADERS.keys())
+def test_every_hostile_header_gets_the_same_answer_over_mcp(seeded, case):
+    """One pipeline for both surfaces: each hostile header of this suite, sent with a tool call over
+    REST and over MCP, gets the same status, code and details, and writes nothing either way."""
+    headers, status, code = case
+    before = snapshot(seeded)
+
+    over_rest = rest_call(seeded, "memory_add", {"content": "x"}, headers=headers)
+    over_mcp = mcp_call(seeded, "memory_add", {"content": "x"}, headers=headers)
+
+    assert _comparable(over_rest)[:2] == (status, code), over_rest
+    assert _comparable(over_mcp) == _comparable(over_rest), (over_mcp, over_rest)
+    assert snapshot(seeded) == before
+
+
+def test_a_valid_project_header_and_idempotency_key_act_alike_over_both_surfaces(seeded):
+    """The positive side of the same rules: ``X-Project`` picks the project, ``Idempotency-Key``
+    replays the first answer — over MCP exactly as over REST."""
+    project = call(seeded, "memory_search", {"q": ""}).body["project"]
+    for surface, via in (("rest", rest_call), ("mcp", mcp_call)):
+        headers = {"X-Project": project["slug"], "Idempotency-Key": f"parity-{surface}"}
+        first = via(seeded, "memory_add", {"content": f"once via {surface}"}, headers=headers)
+        again = via(seeded, "memory_add", {"content": f"once via {surface}"}, headers=headers)
+        other = via(seeded, "memory_add", {"content": f"other via {surface}"}, headers=headers)
+
+        assert first.ok and first.body["project"] == project, first
+        assert again.body == first.body
+        assert _comparable(other)[:2] == (409, "conflict"), other
+        assert call(seeded, "memory_delete", {"id": first.body["memory"]["id"]}).status == 200
+
+
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28"}
-MCP_META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "hardening", "version": "1"},
-}
 
 
 def _rpc(method: str, params: dict) -> bytes:

@@ -103,3 +103,50 @@ class SerialisedDynamoDB:
     def _release(self, **_: Any) -> None:
         if self.lock.locked():
             self.lock.release()
+
+
+def serve_env(cfg: Any, name: str) -> dict[str, str]:
+    """The environment of a ``mnemo serve --backend aws`` on the stack of ``cfg`` (its DynamoDB
+    and OpenSearch endpoints) with tables and an index of its own, created on first start."""
+    run = f"{name}-{uuid.uuid4().hex[:8]}"
+    return {
+        "MNEMO_BACKEND": "aws",
+        "MNEMO_AWS_CREATE_TABLES": "true",
+        "MNEMO_AWS_REGION": cfg.aws_region,
+        "MNEMO_DYNAMODB_ENDPOINT_URL": cfg.dynamodb_endpoint_url,
+        "MNEMO_OPENSEARCH_ENDPOINT": cfg.opensearch_endpoint,
+        "MNEMO_OPENSEARCH_INDEX": f"{cfg.opensearch_index}-{run}",
+        "MNEMO_OPENSEARCH_REFRESH_INTERVAL": cfg.opensearch_refresh_interval,
+        "MNEMO_MEMORIES_TABLE": f"{run}-memories",
+        "MNEMO_TENANTS_TABLE": f"{run}-tenants",
+        "MNEMO_RATE_TABLE": f"{run}-rate",
+        "MNEMO_IDEMPOTENCY_TABLE": f"{run}-idempotency",
+    }
+
+
+class SerialMotoServer:
+    """A moto server that answers one request at a time (werkzeug without threads, HTTP/1.0), for
+    tests whose DynamoDB callers are other processes: a botocore hook (SerialisedDynamoDB) can
+    only serialise the calls of this process, so here moto itself takes them one by one, as
+    real DynamoDB applies conditional writes atomically per item. It shares moto's in-memory
+    state with every other moto server of this process."""
+
+    def __init__(self) -> None:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import make_server
+
+        self.port = free_port()
+        self._server = make_server("127.0.0.1", self.port, DomainDispatcherApplication(create_backend_app))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> SerialMotoServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._thread.join()

@@ -13,7 +13,8 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -88,6 +89,22 @@ def request_body(event: Any, max_bytes: int) -> Any:
         raise InvalidRequest(f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except ValueError:  # NaN / Infinity, or an integer too long to convert
         raise InvalidRequest("the body is not valid JSON") from None
+
+
+@dataclass(frozen=True, slots=True)
+class CallHeaders:
+    """The headers that travel with a tool call, read from a request the same way on every surface
+    (``POST /v1/tools/<name>`` and ``tools/call`` over ``POST /mcp``). They are passed on as sent —
+    an empty header is not "no header" — and ``Service.invoke`` holds them to their rules
+    (``X-Project`` 1-64 characters, ``Idempotency-Key`` 1-255), so both surfaces answer alike."""
+
+    project: str | None = None
+    idempotency_key: str | None = None
+
+    @classmethod
+    def of(cls, headers: Mapping[str, str]) -> CallHeaders:
+        """From a request's headers (API Gateway v2 events carry their names in lower case)."""
+        return cls(project=headers.get("x-project"), idempotency_key=headers.get("idempotency-key"))
 
 
 class SurfaceRouter(Router):

@@ -4,8 +4,9 @@ The route authenticates the Bearer key first (401 at HTTP level, before any JSON
 enforces the body limit (413), then hands the request to :class:`~mnemo.api.mcp.McpEndpoint`.
 The tool catalog is generated from the registry (``service.catalog.TOOLS``): input and output
 schemas are the pydantic models' JSON Schemas, so a tool registered there appears here with no
-MCP-specific code. A ``tools/call`` runs ``Service.invoke`` with the authenticated caller, so
-scopes, rate limits, validation and project resolution are exactly those of REST.
+MCP-specific code. A ``tools/call`` runs ``Service.invoke`` with the authenticated caller and the
+request's ``CallHeaders`` (``X-Project``, ``Idempotency-Key``) read by the same code as REST, so
+scopes, rate limits, validation, header rules and project resolution are exactly those of REST.
 
 No session state: the catalog and the endpoint are built once per process (on the first
 request, never at import) and every request carries everything it needs.
@@ -26,7 +27,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from mnemo import __version__, runtime
 from mnemo.api.errors import as_mnemo_error
-from mnemo.api.http import SurfaceRouter, raw_body
+from mnemo.api.http import CallHeaders, SurfaceRouter, raw_body
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
 from mnemo.api.mcp.stdio import run_stdio
 from mnemo.models.tools import ErrorBody
@@ -55,7 +56,8 @@ class _Request:
     """What one HTTP request contributes to its tool calls."""
 
     caller: Caller
-    project_header: str | None
+    #: ``X-Project`` and ``Idempotency-Key``, read as the REST route reads them
+    headers: CallHeaders
 
 
 # The endpoint is shared by the whole process; the caller of the request being served travels
@@ -134,7 +136,10 @@ def invoke_tool(name: str, arguments: dict) -> ToolOutcome:
         raise UnknownTool(name)
     started = time.perf_counter()
     try:
-        invocation = runtime.service().invoke(name, request.caller, arguments, project_header=request.project_header)
+        headers = request.headers
+        invocation = runtime.service().invoke(
+            name, request.caller, arguments, project_header=headers.project, idempotency_key=headers.idempotency_key
+        )
     except Exception as exc:  # noqa: BLE001 - mapped once, in as_mnemo_error (which logs the unexpected)
         error = as_mnemo_error(exc)
         logger.info("tool rejected", extra={"tool": name, "status": error.status, "code": error.code})
@@ -204,7 +209,7 @@ def mcp_router() -> SurfaceRouter:
         caller = runtime.service().authenticate(event.headers.get("authorization"))
         body = raw_body(event.raw_event, runtime.settings().max_body_bytes)
         metrics.add_metric(name="mcp_requests", unit=MetricUnit.Count, value=1)
-        token = _current_request.set(_Request(caller, event.headers.get("x-project") or None))
+        token = _current_request.set(_Request(caller, CallHeaders.of(event.headers)))
         try:
             reply = mcp_endpoint().handle(event.http_method, dict(event.headers), body)
         finally:

@@ -1,7 +1,8 @@
 """REST tools: ``POST /v1/tools/<name>``, one route per tool a function serves.
 
 A route authenticates, reads the JSON body, hands it to ``Service.invoke`` with the headers that
-travel with a call (``X-Project``, ``Idempotency-Key``) and serialises the result model."""
+travel with a call (``api.http.CallHeaders``: ``X-Project``, ``Idempotency-Key``, read exactly as
+the MCP route reads them) and serialises the result model."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnemo import runtime
-from mnemo.api.http import JSON, SurfaceRouter, request_body
+from mnemo.api.http import JSON, CallHeaders, SurfaceRouter, request_body
 from mnemo.errors import NotFound
 from mnemo.observability import logger, metrics
 from mnemo.service.catalog import TOOLS
@@ -45,12 +46,9 @@ def _route_for(router: SurfaceRouter, name: str) -> Callable[[], Response]:
         svc = runtime.service()
         caller = svc.authenticate(event.headers.get("authorization"))
         arguments = request_body(event.raw_event, runtime.settings().max_body_bytes)
+        headers = CallHeaders.of(event.headers)
         invocation = svc.invoke(
-            name,
-            caller,
-            arguments,
-            project_header=event.headers.get("x-project"),
-            idempotency_key=event.headers.get("idempotency-key"),
+            name, caller, arguments, project_header=headers.project, idempotency_key=headers.idempotency_key
         )
         metrics.add_metric(name=f"{TOOLS[name].rate_class}_calls", unit=MetricUnit.Count, value=1)
         logger.info(
