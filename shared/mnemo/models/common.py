@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 MAX_CONTENT_BYTES = 4096
@@ -41,20 +41,82 @@ def utc_now() -> datetime:
 
 
 def format_ts(value: datetime) -> str:
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    """RFC 3339 in UTC with milliseconds; the year always has four digits (``strftime("%Y")``
+    writes year 5 as ``5`` on Linux), so the strings sort as the instants do."""
+    v = value.astimezone(UTC)
+    return (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+        f".{v.microsecond // 1000:03d}Z"
+    )
 
 
-def _to_utc_ms(value: datetime) -> datetime:
-    value = value.astimezone(UTC)
-    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+#: the instants a timestamp may name: every one RFC 3339 can write in UTC (a four-digit year)
+TIMESTAMP_MIN = datetime(1, 1, 1, tzinfo=UTC)
+TIMESTAMP_MAX = datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
+TIMESTAMP_RULE = (
+    "an RFC 3339 date-time with an offset, e.g. `2030-01-31T12:00:00Z`, between 0001-01-01T00:00:00Z and "
+    "9999-12-31T23:59:59.999Z once converted to UTC (kept to the millisecond)"
+)
+
+# RFC 3339 §5.6: full-date "T" partial-time time-offset ("T" and "Z" in either case, ASCII digits)
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+)
 
 
-#: RFC 3339, UTC, millisecond precision on the wire; an offset is required on input.
+def _timestamp_error(reason: str) -> PydanticCustomError:
+    return PydanticCustomError(
+        "timestamp", "{reason}; a timestamp is {rule}", {"reason": reason, "rule": TIMESTAMP_RULE}
+    )
+
+
+def to_timestamp(value: object) -> datetime:
+    """``value`` (an RFC 3339 string, or an aware datetime) as a UTC datetime of millisecond
+    precision inside [TIMESTAMP_MIN, TIMESTAMP_MAX], or a validation error (400) — never an
+    overflow: the offset is applied with a range check before any other arithmetic."""
+    if isinstance(value, datetime):
+        given = value.utcoffset()
+        if given is None:
+            raise _timestamp_error("the time has no offset")
+        local, offset = value.replace(tzinfo=None), given
+    elif isinstance(value, str):
+        found = _RFC3339.fullmatch(value)
+        if found is None:
+            raise _timestamp_error("not an RFC 3339 date-time")
+        year, month, day, hour, minute, second = (int(g) for g in found.group(1, 2, 3, 4, 5, 6))
+        if second == 60:
+            raise _timestamp_error("leap seconds (:60) are not supported")
+        fraction = (found.group(7) or "")[:6].ljust(6, "0")
+        try:
+            local = datetime(year, month, day, hour, minute, second, int(fraction))
+        except ValueError:
+            raise _timestamp_error("no such date or time") from None
+        sign, off_h, off_m = found.group(8, 9, 10)
+        if sign is None:
+            offset = timedelta(0)
+        elif int(off_h) > 23 or int(off_m) > 59:
+            raise _timestamp_error("the offset is not ±00:00 to ±23:59")
+        else:
+            offset = (1 if sign == "+" else -1) * timedelta(hours=int(off_h), minutes=int(off_m))
+    else:
+        raise _timestamp_error("not a string")
+    try:
+        utc = (local - offset).replace(tzinfo=UTC)
+    except OverflowError:
+        raise _timestamp_error("out of range") from None
+    return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
+
+
+#: RFC 3339, UTC, millisecond precision on the wire; an offset is required on input, and the
+#: instant must lie in [TIMESTAMP_MIN, TIMESTAMP_MAX] (see ``to_timestamp``). Every timestamp
+#: argument uses this type (``expires_at`` today, any later time filter too), so no argument
+#: reaches arithmetic unchecked.
 Timestamp = Annotated[
-    AwareDatetime,
-    AfterValidator(_to_utc_ms),
+    datetime,
+    BeforeValidator(to_timestamp),
     PlainSerializer(format_ts, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 
 
