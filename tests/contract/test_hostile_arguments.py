@@ -4,11 +4,15 @@ holds for multi-byte characters, and a rejected call leaves the store as it was.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from mnemo import text
 from mnemo.errors import ContentTooLarge, InvalidRequest, MnemoError
+from mnemo.like import MAX_LIKE_ANY_ONE_AFTER_RUN, MAX_LIKE_ANY_RUNS, MAX_LIKE_LENGTH, like_matches, like_problem
 from mnemo.service.catalog import TOOLS
 
 from tests.contract.conftest import Tenant
@@ -160,3 +164,57 @@ def _like(pattern: str, value: str | None) -> bool:
     if escaped:
         out.append(re.escape("\\"))
     return re.fullmatch("".join(out), (value or "").casefold(), re.DOTALL | re.IGNORECASE) is not None
+
+
+#: paths and kinds over few letters (one whose case folding doubles it), so random patterns match
+LIKE_VALUES = ["a/b", "ab/ba", "A/ß", "ss/a", "a_b", "a%b", "b\\a", "aaaa/bbbb", "ß/ss/ß", "", "a" * 64]
+LIKE_TOKENS = ["a", "b", "s", "ß", "/", "A", "%", "_", "\\%", "\\_", "\\\\"]
+
+#: at the bounds, shaped after what costs OpenSearch's automaton most (bench/results/like.md)
+_ONES, _RUNS, _LONGEST = MAX_LIKE_ANY_ONE_AFTER_RUN, MAX_LIKE_ANY_RUNS, MAX_LIKE_LENGTH
+WORST_PATTERNS = [
+    ("%a" + "_" * _ONES + "b" * _LONGEST)[:_LONGEST],
+    ("%a" + "_" * _ONES + "%b" * (_RUNS - 1) + "b" * _LONGEST)[:_LONGEST],
+    "%" + "b" * (_LONGEST - 2) + "%",
+    "%" + "ΐ" * (_LONGEST - 2) + "%",  # each folds to three characters
+    ("%a_" * _ONES + "%b" * (_RUNS - _ONES) + "ab" * _LONGEST)[:_LONGEST],
+    ("_" * (_LONGEST - 2 * _RUNS - _ONES) + "%a" + "_" * _ONES + "%b" * (_RUNS - 1))[:_LONGEST],
+]
+
+
+@pytest.fixture
+def like_seeded(tenant: Tenant) -> Tenant:
+    for i, value in enumerate(LIKE_VALUES):
+        tenant.call("memory_add", content=f"likeseed {i}", path=value or None, kind=LIKE_VALUES[-1 - i] or None)
+    return tenant
+
+
+@settings(
+    max_examples=int(os.environ.get("MNEMO_HYPOTHESIS_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    path_filter=st.lists(st.sampled_from(LIKE_TOKENS), min_size=1, max_size=10).map("".join),
+    memory_type=st.one_of(st.just("%"), st.lists(st.sampled_from(LIKE_TOKENS), min_size=1, max_size=6).map("".join)),
+)
+@example(path_filter=WORST_PATTERNS[0], memory_type=WORST_PATTERNS[1])
+@example(path_filter=WORST_PATTERNS[2], memory_type=WORST_PATTERNS[3])
+@example(path_filter=WORST_PATTERNS[4], memory_type=WORST_PATTERNS[5])
+def test_every_valid_pattern_filters_exactly_as_the_reference_matcher(like_seeded, path_filter, memory_type):
+    """Each backend's own translation (SQLite LIKE, an OpenSearch wildcard query) selects exactly the
+    memories ``mnemo.like.like_matches`` selects, and a pattern within the schema's bounds — the
+    costliest shapes included — is never refused by the engine; one outside them is a 400."""
+    problems = [like_problem(path_filter), like_problem(memory_type)]
+    arguments = {"query": "likeseed", "path_filter": path_filter, "memory_type": memory_type, "limit": 50}
+    if any(problems):
+        with pytest.raises(InvalidRequest):
+            like_seeded.svc.invoke("search_memory", like_seeded.admin, arguments)
+        return
+    memories = snapshot(like_seeded)
+    expected = {m.id for m in memories if like_matches(path_filter, m.path) and like_matches(memory_type, m.kind)}
+
+    found = like_seeded.svc.invoke("search_memory", like_seeded.admin, arguments).result
+
+    assert {item.reference for item in found.results} == expected
+    assert found.matched is bool(expected)

@@ -1,7 +1,14 @@
-"""Racing callers on the SQLite backend (the AWS helper covers DynamoDB): optimistic updates never
-lose a write, parallel adds are all stored and searchable, and the rate limiter's buckets never
-admit more than the limit — across threads, and across two ``mnemo serve`` processes sharing one
-data folder (docs/contract.md §5: "shared by every key and every function instance")."""
+"""Racing callers on every backend: optimistic updates never lose a write, parallel adds are all
+stored and searchable, and the rate limiter's buckets never admit more than the limit — across
+threads, and across two ``mnemo serve`` processes sharing one store (docs/contract.md §5: "shared by every
+key and every function instance").
+
+On the AWS backend (moto server + the real OpenSearch node) moto does not apply conditional writes
+atomically across threads, while real DynamoDB is atomic per item (PITFALLS). In-process races
+therefore serialise moto's calls with ``tests/support/aws_stack.SerialisedDynamoDB`` (a lock taken
+in botocore's ``before-call``, released in ``after-call`` / ``after-call-error``); the two-process
+race cannot hook another process's client, so there both servers talk to a moto server that
+answers one request at a time (``SerialMotoServer``). OpenSearch is never serialised."""
 
 from __future__ import annotations
 
@@ -18,22 +25,37 @@ import pytest
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.errors import Conflict, RateLimited
 from mnemo.models.records import RateLimits
+from mnemo.ports import Ports
 from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import Tenant, new_tenant
 from tests.e2e.conftest import start_server, stop_server
-from tests.hardening.conftest import UNLIMITED, call
+from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, call
 from tests.hardening.spec import assert_spec_error
 
 THREADS = 12
 
 
-@pytest.fixture
-def racing(tmp_path: Path) -> Iterator[Tenant]:
-    backend = SqliteBackend(tmp_path / "mnemo.db")
-    svc = Service(backend, default_limits=RateLimits(search=1_000_000, write=1_000_000))
-    yield new_tenant(svc, "race")
+@pytest.fixture(params=SERVER_BACKENDS)
+def race_ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
+    """A backend of its own: a fresh SQLite file, or the AWS stack through clients whose DynamoDB
+    calls are serialised (SerialisedDynamoDB: moto is not atomic across threads, DynamoDB is)."""
+    if request.param == "sqlite":
+        backend: Any = SqliteBackend(tmp_path / "mnemo.db")
+    else:
+        from mnemo.backends.aws import AwsBackend
+
+        from tests.support.aws_stack import SerialisedDynamoDB
+
+        backend = AwsBackend.from_settings(request.getfixturevalue("aws_stack"))
+        SerialisedDynamoDB(backend.dynamodb)
+    yield backend
     backend.close()
+
+
+@pytest.fixture
+def racing(race_ports: Ports) -> Tenant:
+    return new_tenant(Service(race_ports, default_limits=RateLimits(search=1_000_000, write=1_000_000)), "race")
 
 
 def in_parallel(n: int, work: Callable[[int], Any]) -> list[Any]:
@@ -114,12 +136,11 @@ def test_parallel_adds_are_all_stored_and_searchable_at_once(racing):
     assert len(everything) == min(100, THREADS * per_thread)
 
 
-def test_the_bucket_never_admits_more_than_its_limit_under_a_thread_race(tmp_path):
+def test_the_bucket_never_admits_more_than_its_limit_under_a_thread_race(race_ports):
     """Every thread hammers one workspace; admitted calls stay within the burst plus what the
     bucket could have refilled while the race ran (limit/60 per second)."""
     limit = 25
-    backend = SqliteBackend(tmp_path / "mnemo.db")
-    tenant = new_tenant(Service(backend, default_limits=RateLimits(search=1_000_000, write=limit)), "limited")
+    tenant = new_tenant(Service(race_ports, default_limits=RateLimits(search=1_000_000, write=limit)), "limited")
     started = time.monotonic()
 
     def hammer(i: int) -> tuple[int, int]:
@@ -135,18 +156,30 @@ def test_the_bucket_never_admits_more_than_its_limit_under_a_thread_race(tmp_pat
 
     results = in_parallel(THREADS, hammer)
     elapsed = time.monotonic() - started
-    backend.close()
 
     admitted = sum(a for a, _ in results)
     assert sum(r for _, r in results) == THREADS * 6 - admitted
     assert limit <= admitted <= limit + int(elapsed * limit / 60) + 1
 
 
-def test_two_server_processes_share_one_bucket(tmp_path):
-    """Two ``mnemo serve`` on one data folder (two "function instances"): together they admit no
-    more than the workspace's limit, and every refusal is the 429 of docs/contract.md §5."""
+@pytest.fixture(params=SERVER_BACKENDS)
+def shared_store(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """What two ``mnemo serve`` need to share one store: one data folder (SQLite), or one set of
+    tables behind a moto server answering one request at a time (AWS: see the module's note)."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    from tests.support.aws_stack import SerialMotoServer, serve_env
+
+    with SerialMotoServer() as moto:
+        yield {**serve_env(request.getfixturevalue("aws_stack"), "instances"), "MNEMO_DYNAMODB_ENDPOINT_URL": moto.url}
+
+
+def test_two_server_processes_share_one_bucket(tmp_path, shared_store):
+    """Two ``mnemo serve`` on one store (two "function instances"): together they admit no more
+    than the workspace's limit, and every refusal is the 429 of docs/contract.md §5."""
     limit = 20
-    env = {**UNLIMITED, "MNEMO_WRITE_PER_MINUTE": str(limit)}
+    env = {**UNLIMITED, **shared_store, "MNEMO_WRITE_PER_MINUTE": str(limit)}
     first = start_server(tmp_path, env)
     second = start_server(tmp_path, env)
     try:
@@ -177,7 +210,8 @@ def test_two_server_processes_share_one_bucket(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files through /proc")
 def test_a_finished_threads_connection_is_closed(tmp_path):
     """``mnemo serve`` runs every request on a new thread: each thread's SQLite connection must
-    close when the thread ends, or the process leaks file descriptors until it can open no more."""
+    close when the thread ends, or the process leaks file descriptors until it can open no more.
+    (SQLite only: the AWS backend's clients are built once per process and shared by threads.)"""
     backend = SqliteBackend(tmp_path / "mnemo.db")
     tenant = new_tenant(Service(backend, default_limits=RateLimits(search=1_000_000, write=1_000_000)), "fds")
 

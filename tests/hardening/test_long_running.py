@@ -6,8 +6,10 @@ import collections
 import json
 import os
 
+import pytest
+
 from tests.e2e.conftest import start_server, stop_server
-from tests.hardening.conftest import UNLIMITED, call, send
+from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, call, send
 
 MCP_HEADERS = {
     "Accept": "application/json, text/event-stream",
@@ -32,13 +34,14 @@ MCP_CALL = json.dumps(
 ).encode()
 
 
-def test_the_hundredth_call_of_a_kind_is_not_a_500_without_a_metrics_namespace(tmp_path, monkeypatch):
+@pytest.mark.parametrize("backend", SERVER_BACKENDS)
+def test_the_hundredth_call_of_a_kind_is_not_a_500_without_a_metrics_namespace(request, backend, tmp_path, monkeypatch):
     """Metrics are disabled locally, so nothing flushes them; Powertools publishes by itself at
     100 values of one metric and needs a namespace then. Without one (no POWERTOOLS_METRICS_NAMESPACE,
     as when a user runs ``mnemo serve``) the 100th call answered 500."""
     monkeypatch.delenv("POWERTOOLS_METRICS_NAMESPACE", raising=False)
     assert "POWERTOOLS_METRICS_NAMESPACE" not in os.environ
-    server = start_server(tmp_path, UNLIMITED)
+    server = start_server(tmp_path, {**UNLIMITED, **backend_env(request, backend, "long-running")})
     try:
         statuses = collections.Counter(call(server, "memory_add", {"content": f"call {i}"}).status for i in range(120))
         statuses.update(send(server, "/mcp", MCP_CALL, headers=MCP_HEADERS).status for _ in range(110))

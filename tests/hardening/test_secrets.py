@@ -25,7 +25,7 @@ from mnemo.service.pipeline import Service
 
 from tests.conftest import EVENTS_KEY
 from tests.e2e.conftest import start_server, stop_server
-from tests.hardening.conftest import UNLIMITED, call
+from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, call
 from tests.hardening.spec import INTERNALS, assert_spec_error
 
 CONTENT = "CanaryContent-q7Zx"  # every memory text carries it
@@ -131,6 +131,18 @@ def debug_logging() -> None:
                     handler.stream = sys.stdout  # not setStream: it flushes the old, closed one
 
 
+def _backend_of(name: str, env: dict[str, str], data_dir: Any) -> Any:
+    """The store the server of ``env`` uses, opened from this process (to add a second key)."""
+    if name == "sqlite":
+        from mnemo.backends.sqlite import SqliteBackend
+
+        return SqliteBackend(data_dir / "mnemo.db")
+    from mnemo.backends.aws import AwsBackend
+    from mnemo.config import Settings
+
+    return AwsBackend.from_settings(Settings(**{k.removeprefix("MNEMO_").lower(): v for k, v in env.items()}))
+
+
 def test_in_process_handlers_log_no_key_and_no_content(gateway, capfd, caplog):
     gw, _ = gateway
     debug_logging()
@@ -192,18 +204,19 @@ def test_errors_never_carry_internals_in_process(gateway):
             assert not INTERNALS.search(body.decode()), body
 
 
-def test_mnemo_serve_output_has_no_key_and_no_content(tmp_path):
-    """The real server, verbose and at DEBUG: after the one-time banner, no canary anywhere."""
+@pytest.mark.parametrize("backend_name", SERVER_BACKENDS)
+def test_mnemo_serve_output_has_no_key_and_no_content(request, backend_name, tmp_path):
+    """The real server, verbose and at DEBUG: after the one-time banner, no canary anywhere (with
+    ``--backend aws`` too, whose clients log at DEBUG themselves)."""
+    env = backend_env(request, backend_name, "secrets")
     server = start_server(
         tmp_path,
-        {**UNLIMITED, "MNEMO_BOOTSTRAP_KEY": KEY, "POWERTOOLS_LOG_LEVEL": "DEBUG"},
+        {**UNLIMITED, **env, "MNEMO_BOOTSTRAP_KEY": KEY, "POWERTOOLS_LOG_LEVEL": "DEBUG"},
         args=("--verbose",),
     )
     server.key = KEY
     try:
-        from mnemo.backends.sqlite import SqliteBackend
-
-        backend = SqliteBackend(tmp_path / "mnemo.db")
+        backend = _backend_of(backend_name, env, tmp_path)
         workspace = backend.tenants.list_workspaces()[0]
         tenancy.create_key(backend, workspace.id, label="reader", scopes=[READ], plain=READ_KEY)
         backend.close()
