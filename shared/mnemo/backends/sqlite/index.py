@@ -144,14 +144,18 @@ class SqliteSearchIndex:
         on a common term. Here FTS5 returns the ``k`` best (rowid, score) pairs; their records
         are read and filtered, and ordered by score then newest first. Every match scoring
         strictly better than the k-th candidate is among them, so when ``limit`` of those pass
-        the filters they are exactly the answer. Otherwise ``k`` grows; past ``_MAX_CANDIDATES``
-        the caller falls back to the joined statement (returns None).
+        the filters they are exactly the answer. Otherwise one more round asks for as many
+        candidates as the first round's pass rate says ``limit`` needs (twice that, for margin);
+        when that is over ``_MAX_CANDIDATES``, or nothing passed, or the second round falls short
+        too, the caller falls back to the joined statement (returns None). Each round ranks every
+        match again, so rounds are few: growing ``k`` eightfold up to 4096 cost four full rankings
+        and the join on a selective filter (≈ 4 × 39 ms of CPU for 64 common prefix terms at 10k).
         """
         conn = self.db.conn()
         match = _fts_query(query)
         where, params = filter_sql(query.filter)
         k = max(4 * query.limit, 64)
-        while True:
+        for round_ in (1, 2):
             candidates = conn.execute(
                 f"SELECT rowid, {_BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY 2 LIMIT ?", (match, k)
             ).fetchall()
@@ -172,9 +176,12 @@ class SqliteSearchIndex:
                 rows.sort(key=lambda r: r[1], reverse=True)  # newest first among equal scores
                 rows.sort(key=lambda r: rank_of[r[0]])
                 return [IndexHit(record_of(r), -float(rank_of[r[0]])) for r in rows[: query.limit]]
-            if k >= _MAX_CANDIDATES:
+            if round_ == 2 or not rows:
                 return None
-            k *= 8
+            k = 2 * k * query.limit // len(rows)
+            if k > _MAX_CANDIDATES:
+                return None
+        return None
 
 
 #: beyond this many ranked candidates, a selective filter is better served by the joined query
