@@ -34,8 +34,14 @@ _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 _TOKEN = re.compile(r"[^\W_]+")
 _CJK_SPLIT = re.compile(f"([{_CJK_RANGES}]+)")
 
-#: the most distinct terms a query may carry; longer queries keep their first terms.
-MAX_QUERY_TERMS = 64
+#: the most distinct terms a query may carry; longer queries keep their first terms. Each term is one
+#: more posting list the index scores for every memory it matches: at 64, a query of the commonest
+#: words took recall past 100 ms at 10,000 memories; at 16 the slowest valid request of every tool
+#: stays within 50 ms (bench/results/worst.md).
+MAX_QUERY_TERMS = 16
+#: recall's Latin prefixes are at least this long: a shorter one (``a``, ``to``) matches a large
+#: share of the vocabulary — noise rather than forgiveness — and is the costliest to expand
+MIN_PREFIX_LENGTH = 3
 
 
 def normalise(text: str) -> str:
@@ -78,7 +84,8 @@ def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
     """Distinct terms of a query, in order.
 
     A lone CJK character always matches as a prefix (it is the start of the bigrams that
-    contain it); with ``latin_prefix`` (the forgiving ``recall``) every non-CJK term does too.
+    contain it); with ``latin_prefix`` (the forgiving ``recall``) every non-CJK term of at least
+    ``MIN_PREFIX_LENGTH`` characters does too. Only the first ``MAX_QUERY_TERMS`` are kept.
     """
     seen: set[str] = set()
     out: list[QueryTerm] = []
@@ -87,7 +94,8 @@ def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
             continue
         seen.add(term)
         cjk = is_cjk(term)
-        out.append(QueryTerm(term, prefix=(cjk and len(term) == 1) or (latin_prefix and not cjk)))
+        latin = latin_prefix and not cjk and len(term) >= MIN_PREFIX_LENGTH
+        out.append(QueryTerm(term, prefix=(cjk and len(term) == 1) or latin))
         if len(out) == MAX_QUERY_TERMS:
             break
     return out

@@ -11,7 +11,7 @@ from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
-from mnemo.text import QueryTerm, query_terms
+from mnemo.text import MAX_QUERY_TERMS, QueryTerm, query_terms
 
 
 @pytest.fixture
@@ -166,5 +166,5 @@ def test_the_longest_forgiving_query_still_answers(ports, scope, put):
 
     terms = query_terms(words, latin_prefix=True)
 
-    assert len(terms) == 64
+    assert len(terms) == MAX_QUERY_TERMS
     assert search(ports, scope, terms, mode="any") == [wanted.id]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
@@ -64,6 +64,8 @@ _RFC3339 = re.compile(
     r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
 )
 
+_CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9]\.[0-9]{3}Z")
+
 
 def _timestamp_error(reason: str) -> PydanticCustomError:
     return PydanticCustomError(
@@ -74,38 +76,38 @@ def _timestamp_error(reason: str) -> PydanticCustomError:
 def to_timestamp(value: object) -> datetime:
     """``value`` (an RFC 3339 string, or an aware datetime) as a UTC datetime of millisecond
     precision inside [TIMESTAMP_MIN, TIMESTAMP_MAX], or a validation error (400) — never an
-    overflow: the offset is applied with a range check before any other arithmetic."""
-    if isinstance(value, datetime):
-        given = value.utcoffset()
-        if given is None:
-            raise _timestamp_error("the time has no offset")
-        local, offset = value.replace(tzinfo=None), given
-    elif isinstance(value, str):
+    overflow: the conversion to UTC is range-checked before any other arithmetic."""
+    if isinstance(value, str) and _CANONICAL.fullmatch(value):  # what format_ts writes: every stored one
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise _timestamp_error("no such date or time") from None
+    if isinstance(value, str):
         found = _RFC3339.fullmatch(value)
         if found is None:
             raise _timestamp_error("not an RFC 3339 date-time")
-        year, month, day, hour, minute, second = (int(g) for g in found.group(1, 2, 3, 4, 5, 6))
-        if second == 60:
+        if found.group(6) == "60":
             raise _timestamp_error("leap seconds (:60) are not supported")
-        fraction = (found.group(7) or "")[:6].ljust(6, "0")
+        if found.group(8) is not None and (found.group(9) > "23" or found.group(10) > "59"):
+            raise _timestamp_error("the offset is not ±00:00 to ±23:59")
         try:
-            local = datetime(year, month, day, hour, minute, second, int(fraction))
+            # the grammar is checked above; fromisoformat (C) reads it, fractions of any length
+            value = datetime.fromisoformat(value.upper())
         except ValueError:
             raise _timestamp_error("no such date or time") from None
-        sign, off_h, off_m = found.group(8, 9, 10)
-        if sign is None:
-            offset = timedelta(0)
-        elif int(off_h) > 23 or int(off_m) > 59:
-            raise _timestamp_error("the offset is not ±00:00 to ±23:59")
-        else:
-            offset = (1 if sign == "+" else -1) * timedelta(hours=int(off_h), minutes=int(off_m))
-    else:
+    elif not isinstance(value, datetime):
         raise _timestamp_error("not a string")
-    try:
-        utc = (local - offset).replace(tzinfo=UTC)
-    except OverflowError:
-        raise _timestamp_error("out of range") from None
-    return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
+    offset = value.utcoffset()
+    if offset is None:
+        raise _timestamp_error("the time has no offset")
+    if offset:
+        try:
+            value = value.astimezone(UTC)
+        except OverflowError:
+            raise _timestamp_error("out of range") from None
+    elif value.tzinfo is not UTC:
+        value = value.replace(tzinfo=UTC)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
 
 
 #: RFC 3339, UTC, millisecond precision on the wire; an offset is required on input, and the

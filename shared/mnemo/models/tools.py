@@ -24,6 +24,7 @@ from mnemo.models.common import (
     Timestamp,
 )
 from mnemo.models.records import Memory
+from mnemo.text import MAX_QUERY_TERMS
 
 
 class Args(Model):
@@ -115,7 +116,9 @@ class MemoryIdArgs(Args):
 
 class MemorySearchArgs(Args):
     q: Annotated[str, Field(max_length=4096)] = Field(
-        default="", description="Words that must all occur; empty lists the most recently updated."
+        default="",
+        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms are used); "
+        "empty lists the most recently updated.",
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
@@ -170,7 +173,11 @@ LikePattern = Annotated[
 ]
 Query = Annotated[
     str,
-    Field(min_length=1, max_length=4096, description="Words to look for, in any language."),
+    Field(
+        min_length=1,
+        max_length=4096,
+        description=f"Words to look for, in any language; the first {MAX_QUERY_TERMS} distinct terms are used.",
+    ),
 ]
 
 

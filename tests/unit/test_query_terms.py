@@ -1,0 +1,35 @@
+"""The bounds on a query's terms, which keep the slowest valid query of every tool within its
+budget (bench/results/worst.md), and the schemas that state them."""
+
+from __future__ import annotations
+
+import pytest
+from mnemo.models.tools import MemorySearchArgs, RecallArgs, SearchMemoryArgs
+from mnemo.text import MAX_QUERY_TERMS, MIN_PREFIX_LENGTH, QueryTerm, query_terms
+
+
+def test_a_query_keeps_its_first_distinct_terms_only():
+    words = " ".join(f"w{i} w{i}" for i in range(3 * MAX_QUERY_TERMS))
+
+    terms = query_terms(words)
+
+    assert [t.text for t in terms] == [f"w{i}" for i in range(MAX_QUERY_TERMS)]
+
+
+def test_recall_treats_only_latin_terms_of_three_characters_or_more_as_prefixes():
+    assert MIN_PREFIX_LENGTH == 3
+    assert query_terms("a to dep deploy 数 数据", latin_prefix=True) == [
+        QueryTerm("a"),
+        QueryTerm("to"),
+        QueryTerm("dep", prefix=True),
+        QueryTerm("deploy", prefix=True),
+        QueryTerm("数", prefix=True),  # a lone CJK character: always a prefix
+        QueryTerm("数据"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("model", "field"), [(MemorySearchArgs, "q"), (SearchMemoryArgs, "query"), (RecallArgs, "query")]
+)
+def test_the_schemas_state_how_many_terms_are_used(model, field):
+    assert f"first {MAX_QUERY_TERMS} distinct terms" in model.model_json_schema()["properties"][field]["description"]
