@@ -1,8 +1,9 @@
 """The SQLite index's search strategies agree, and an index of an older layout is rebuilt.
 
 ``SqliteSearchIndex.search`` ranks inside FTS5 first and reads only the best candidates'
-records, growing the candidate set when filters or ties at its edge leave too few; these tests
-hold it to the plain joined statement on exactly those edges."""
+records; when filters or ties at its edge leave too few, a second round asks for as many
+candidates as the first round's pass rate says are needed, and past that it falls back to the
+joined statement; these tests hold it to the plain joined statement on exactly those edges."""
 
 from __future__ import annotations
 
@@ -61,6 +62,19 @@ def test_a_filter_that_rejects_the_best_candidates_still_finds_the_best_matching
     assert _ids(hits) == _ids(sqlite_backend.index._search_joined(_query("alpha", 5, kind="y")))
     assert len(hits) == 5
     assert {h.record.kind for h in hits} == {"y"}
+
+
+def test_a_second_round_sized_by_the_pass_rate_finds_what_the_joined_statement_finds(
+    sqlite_backend: SqliteBackend,
+) -> None:
+    # Given 600 memories of which every tenth is of kind "y" (a tenth of any candidate set passes)
+    for i in range(600):
+        _add(sqlite_backend, f"alpha {i}", kind="y" if i % 10 == 0 else "x", minutes=i)
+    # When searching for 20 of kind "y": the first round (80 candidates) finds about 8
+    hits = sqlite_backend.index.search(_query("alpha", 20, kind="y"))
+    # Then the second round finds the rest, exactly as the joined statement orders them
+    assert len(hits) == 20
+    assert _ids(hits) == _ids(sqlite_backend.index._search_joined(_query("alpha", 20, kind="y")))
 
 
 def test_equal_scores_past_the_first_candidates_come_newest_first(sqlite_backend: SqliteBackend) -> None:
