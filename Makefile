@@ -88,11 +88,15 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests/unit tests/contract -m "not aws"
 
-## fuzz: the hardening suites with long budgets (Schemathesis and the contract state machine);
-## `make test` runs the same suites with small ones
+## fuzz: the property-based suites with long budgets (Schemathesis, the contract state machine, the
+## timestamp grammar, tenant isolation, the LIKE matcher), on both backends; `make test` runs the
+## same suites with small ones
 fuzz: $(STAMP)
-	MNEMO_FUZZ_EXAMPLES=300 MNEMO_FUZZ_STEPS=40 MNEMO_MODEL_EXAMPLES=300 MNEMO_MODEL_STEPS=40 \
-		$(BIN)/python -m pytest tests/hardening tests/contract/test_state_machine.py -p no:cacheprovider --timeout 3600
+	MNEMO_REQUIRE_OPENSEARCH=1 MNEMO_FUZZ_EXAMPLES=300 MNEMO_FUZZ_STEPS=40 MNEMO_MODEL_EXAMPLES=300 \
+	MNEMO_MODEL_STEPS=40 MNEMO_TIMESTAMP_EXAMPLES=1000 MNEMO_HYPOTHESIS_EXAMPLES=300 MNEMO_LIKE_EXAMPLES=20000 \
+		$(BIN)/python -m pytest tests/hardening tests/contract/test_state_machine.py \
+		tests/contract/test_isolation_property.py tests/contract/test_hostile_arguments.py \
+		tests/unit/test_like_patterns.py -p no:cacheprovider --timeout 3600 --durations=15
 
 ## bench: benchmarks; writes bench/results/latest.md
 bench: $(STAMP)

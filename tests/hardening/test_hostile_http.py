@@ -371,6 +371,30 @@ def test_a_header_block_over_the_server_limit_is_refused_in_spec_shape(seeded):
     assert reply.headers.get("connection") == "close"
 
 
+def _raw_exchange(server: RunningServer, request: bytes) -> Reply:
+    """Bytes on a fresh connection, and the answer parsed by hand (no client-side HTTP parsing)."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        head, _, body = sock.makefile("rb").read().partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
+    return Reply(int(status_line.split()[1]), {k.lower(): v for k, v in headers.items()}, body)
+
+
+PARSER_ERRORS = {
+    "request line over the limit": (b"POST /v1/tools/" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    "malformed Content-Length": (b"POST /v1/tools/memory_add HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+}
+
+
+@pytest.mark.parametrize("case", PARSER_ERRORS.values(), ids=PARSER_ERRORS.keys())
+def test_parser_errors_keep_their_status_in_spec_shape(seeded, case):
+    """Refused by the HTTP parser before any handler runs: the parser's status, SPEC's body."""
+    request, status = case
+    rejected(seeded, lambda: _raw_exchange(seeded, request), status, "invalid_request")
+
+
 def _comparable(outcome: Outcome) -> tuple[int, str | None, list | None]:
     """An outcome as both surfaces must agree on it: the status REST answers (a rejected MCP tool
     call is HTTP 200 with an ``isError`` result: its code's status), the code, the details."""
