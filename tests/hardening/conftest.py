@@ -92,7 +92,7 @@ MCP_META = {
 @dataclass
 class Outcome:
     """What a caller learns from one tool call, on either surface: the HTTP status, and for an
-    answered call whether it failed and its SPEC §4 code, or its result."""
+    answered call whether it failed and its docs/contract.md §4 code, or its result."""
 
     status: int
     code: str | None
@@ -111,7 +111,7 @@ def rest_call(server: RunningServer, tool: str, arguments: Any, **kwargs: Any) -
 
 def mcp_call(server: RunningServer, tool: str, arguments: Any, **kwargs: Any) -> Outcome:
     """``tools/call`` over ``POST /mcp``; a rejected call is an ``isError`` result whose text is
-    the SPEC §4 body (read from the text content, which every MCP client receives)."""
+    the docs/contract.md §4 body (read from the text content, which every MCP client receives)."""
     message = {
         "jsonrpc": "2.0",
         "id": 1,

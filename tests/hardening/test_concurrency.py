@@ -4,7 +4,7 @@ threads, and across two ``mnemo serve`` processes sharing one store (docs/contra
 key and every function instance").
 
 On the AWS backend (moto server + the real OpenSearch node) moto does not apply conditional writes
-atomically across threads, while real DynamoDB is atomic per item (PITFALLS). In-process races
+atomically across threads, while real DynamoDB is atomic per item (docs/pitfalls.md). In-process races
 therefore serialise moto's calls with ``tests/support/aws_stack.SerialisedDynamoDB`` (a lock taken
 in botocore's ``before-call``, released in ``after-call`` / ``after-call-error``); the two-process
 race cannot hook another process's client, so there both servers talk to a moto server that
@@ -38,19 +38,23 @@ THREADS = 12
 
 @pytest.fixture(params=SERVER_BACKENDS)
 def race_ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports]:
-    """A backend of its own: a fresh SQLite file, or the AWS stack through clients whose DynamoDB
-    calls are serialised (SerialisedDynamoDB: moto is not atomic across threads, DynamoDB is)."""
+    """A backend of its own: a fresh SQLite file, or tables and an index of their own on the AWS
+    stack, through clients whose DynamoDB calls are serialised (SerialisedDynamoDB: moto is not
+    atomic across threads, DynamoDB is)."""
     if request.param == "sqlite":
-        backend: Any = SqliteBackend(tmp_path / "mnemo.db")
-    else:
-        from mnemo.backends.aws import AwsBackend
+        backend = SqliteBackend(tmp_path / "mnemo.db")
+        yield backend
+        backend.close()
+        return
+    from mnemo.backends.aws import AwsBackend
 
-        from tests.support.aws_stack import SerialisedDynamoDB
+    from tests.support.aws_stack import SerialisedDynamoDB, own_stack
 
-        backend = AwsBackend.from_settings(request.getfixturevalue("aws_stack"))
-        SerialisedDynamoDB(backend.dynamodb)
-    yield backend
-    backend.close()
+    with own_stack(request.getfixturevalue("aws_stack")) as cfg:
+        aws = AwsBackend.from_settings(cfg)
+        SerialisedDynamoDB(aws.dynamodb)
+        yield aws
+        aws.close()
 
 
 @pytest.fixture

@@ -390,7 +390,7 @@ PARSER_ERRORS = {
 
 @pytest.mark.parametrize("case", PARSER_ERRORS.values(), ids=PARSER_ERRORS.keys())
 def test_parser_errors_keep_their_status_in_spec_shape(seeded, case):
-    """Refused by the HTTP parser before any handler runs: the parser's status, SPEC's body."""
+    """Refused by the HTTP parser before any handler runs: the parser's status, the body of docs/contract.md §4."""
     request, status = case
     rejected(seeded, lambda: _raw_exchange(seeded, request), status, "invalid_request")
 

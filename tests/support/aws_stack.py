@@ -150,3 +150,25 @@ class SerialMotoServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._thread.join()
+
+
+@contextmanager
+def own_stack(cfg: Any) -> Iterator[Any]:
+    """Settings of tables and an index of their own on the endpoints of ``cfg`` (the session's
+    moto server and OpenSearch node), for tests that write so much that the session's shared
+    tables would carry it into other suites (the cleanup job walks every tenant); dropped after."""
+    from mnemo.backends.aws import Tables
+    from mnemo.backends.aws.clients import dynamodb_client, opensearch_client
+    from mnemo.local.tables import create_tables
+
+    own = aws_settings(cfg.dynamodb_endpoint_url, cfg.opensearch_endpoint)
+    dynamodb = dynamodb_client(own)
+    create_tables(dynamodb, Tables.from_settings(own).by_logical_id())
+    try:
+        yield own
+    finally:
+        for table in Tables.from_settings(own).by_logical_id().values():
+            dynamodb.delete_table(TableName=table)
+        client = opensearch_client(own)
+        client.indices.delete(index=f"{own.opensearch_index}-*", ignore_unavailable=True)
+        client.close()
