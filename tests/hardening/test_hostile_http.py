@@ -371,6 +371,24 @@ def test_a_header_block_over_the_server_limit_is_refused_in_spec_shape(seeded):
     assert reply.headers.get("connection") == "close"
 
 
+def test_over_mcp_the_idempotency_key_argument_works_and_the_header_wins(seeded):
+    """The ``idempotency_key`` argument of memory_add replays over MCP; sent with an
+    ``Idempotency-Key`` header as well, the header is the key (as over REST)."""
+    arguments = {"content": "keyed by argument", "idempotency_key": "by-argument"}
+    first = mcp_call(seeded, "memory_add", arguments)
+    again = mcp_call(seeded, "memory_add", arguments)
+    by_header = mcp_call(seeded, "memory_add", arguments, headers={"Idempotency-Key": "by-header"})
+    header_again = mcp_call(
+        seeded, "memory_add", {**arguments, "idempotency_key": "another"}, headers={"Idempotency-Key": "by-header"}
+    )
+
+    assert first.ok and again.body == first.body
+    assert by_header.ok and by_header.body["memory"]["id"] != first.body["memory"]["id"]
+    assert header_again.body == by_header.body
+    for outcome in (first, by_header):
+        assert call(seeded, "memory_delete", {"id": outcome.body["memory"]["id"]}).status == 200
+
+
 def _raw_exchange(server: RunningServer, request: bytes) -> Reply:
     """Bytes on a fresh connection, and the answer parsed by hand (no client-side HTTP parsing)."""
     host, port = server.url.removeprefix("http://").split(":")
