@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from mnemo import text
 from mnemo.errors import ContentTooLarge, InvalidRequest, MnemoError
 from mnemo.like import MAX_LIKE_ANY_ONE_AFTER_RUN, MAX_LIKE_ANY_RUNS, MAX_LIKE_LENGTH, like_matches, like_problem
+from mnemo.models.records import RateLimits
+from mnemo.service import tenancy
 from mnemo.service.catalog import TOOLS
 
 from tests.contract.conftest import Tenant
@@ -184,6 +186,8 @@ WORST_PATTERNS = [
 
 @pytest.fixture
 def like_seeded(tenant: Tenant) -> Tenant:
+    # hundreds of searches in make fuzz: the workspace's bucket must not be what answers
+    tenancy.set_limits(tenant.svc.ports, tenant.workspace_id, RateLimits(search=1_000_000, write=1_000_000))
     for i, value in enumerate(LIKE_VALUES):
         tenant.call("memory_add", content=f"likeseed {i}", path=value or None, kind=LIKE_VALUES[-1 - i] or None)
     return tenant

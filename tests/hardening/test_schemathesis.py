@@ -17,6 +17,7 @@ from hypothesis import settings
 from mnemo.api.openapi import build_openapi
 from mnemo.like import like_problem
 from mnemo.models.common import MAX_CONTENT_BYTES, to_timestamp
+from mnemo.service.keys import key_id_for
 from schemathesis import CheckContext, Response
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
@@ -122,7 +123,18 @@ def test_linked_workflows_conform(hard_server: RunningServer):
     """Stateful: Schemathesis follows the document's links (memory_add → get / update / delete …),
     so calls act on memories that exist, and every answer is checked as above."""
 
+    own_key_id = key_id_for(hard_server.key)
+
     class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+        def before_call(self, case: schemathesis.Case) -> None:
+            # Schemathesis infers a link from GET /v1/admin/keys to the revoke route and may pick
+            # the very key every call carries: each later call, in this sequence and the next,
+            # would be a 401, and Hypothesis, replaying a sequence that no longer behaves as it
+            # did, stops on FlakyStrategyDefinition (seen once in 300 runs). The fuzzer keeps its
+            # own key; revocation is tested in contract/test_tenancy.py and e2e/test_admin_http.py.
+            if (case.path_parameters or {}).get("key_id") == own_key_id:
+                case.path_parameters["key_id"] = "key_" + "0" * 24  # well-formed, nobody's: 404
+
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
             return {"base_url": hard_server.url, "headers": auth(hard_server), "timeout": TIMEOUT_S}
 
