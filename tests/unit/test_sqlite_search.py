@@ -1,9 +1,10 @@
 """The SQLite index's search strategies agree, and an index of an older layout is rebuilt.
 
 ``SqliteSearchIndex.search`` ranks inside FTS5 first and reads only the best candidates'
-records; when filters or ties at its edge leave too few, a second round asks for as many
+records; when visibility or ties at its edge leave too few, a second round asks for as many
 candidates as the first round's pass rate says are needed, and past that it falls back to the
-joined statement; these tests hold it to the plain joined statement on exactly those edges."""
+joined statement, which the caller's own filters (kind, tags, LIKE patterns, a team) go to first;
+these tests hold it to the plain joined statement on exactly those edges."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SCOPE = Scope("ws_1", "prj_1")
 
 
-def _add(backend: SqliteBackend, content: str, *, kind: str | None = None, minutes: int = 0) -> MemoryRecord:
+def _add(
+    backend: SqliteBackend, content: str, *, kind: str | None = None, team: str | None = None, minutes: int = 0
+) -> MemoryRecord:
     at = NOW - timedelta(days=1) + timedelta(minutes=minutes)
     record = MemoryRecord(
         id=f"mem_{ULID()}",
@@ -29,6 +32,7 @@ def _add(backend: SqliteBackend, content: str, *, kind: str | None = None, minut
         project_id=SCOPE.project_id,
         content=content,
         kind=kind,
+        team_id=team,
         source="test",
         version=1,
         created_at=at,
@@ -67,14 +71,33 @@ def test_a_filter_that_rejects_the_best_candidates_still_finds_the_best_matching
 def test_a_second_round_sized_by_the_pass_rate_finds_what_the_joined_statement_finds(
     sqlite_backend: SqliteBackend,
 ) -> None:
-    # Given 600 memories of which every tenth is of kind "y" (a tenth of any candidate set passes)
+    # Given 600 memories of which only every tenth is of a team the key sees (visibility alone
+    # ranks first: it is not one of the caller's own filters)
     for i in range(600):
-        _add(sqlite_backend, f"alpha {i}", kind="y" if i % 10 == 0 else "x", minutes=i)
-    # When searching for 20 of kind "y": the first round (80 candidates) finds about 8
-    hits = sqlite_backend.index.search(_query("alpha", 20, kind="y"))
+        _add(sqlite_backend, f"alpha {i}", team="red" if i % 10 == 0 else "blue", minutes=i)
+    query = IndexQuery(SCOPE, query_terms("alpha"), "all", MemoryFilter(now=NOW, visible_teams=frozenset({"red"})), 20)
+    # When searching for 20: the first round (80 candidates) finds about 8 the key may see
+    hits = sqlite_backend.index.search(query)
     # Then the second round finds the rest, exactly as the joined statement orders them
     assert len(hits) == 20
-    assert _ids(hits) == _ids(sqlite_backend.index._search_joined(_query("alpha", 20, kind="y")))
+    assert {h.record.team_id for h in hits} == {"red"}
+    assert _ids(hits) == _ids(sqlite_backend.index._search_joined(query))
+
+
+def test_the_callers_own_filters_go_to_the_joined_statement_first(sqlite_backend: SqliteBackend) -> None:
+    # Given memories where a LIKE pattern passes none of the best candidates
+    for i in range(300):
+        _add(sqlite_backend, f"alpha {i}", kind="x", minutes=i)
+    rare = _add(sqlite_backend, "alpha beta gamma delta epsilon", kind="rare")
+    statements: list[str] = []
+    sqlite_backend.db.conn().set_trace_callback(statements.append)
+    flt = MemoryFilter(now=NOW, kind_like="ra%")
+    # When searching with it
+    hits = sqlite_backend.index.search(IndexQuery(SCOPE, query_terms("alpha"), "all", flt, 5))
+    sqlite_backend.db.conn().set_trace_callback(None)
+    # Then one statement ranks the matches that pass, and nothing is ranked twice
+    assert _ids(hits) == [rare.id]
+    assert sum("bm25" in sql for sql in statements) == 1
 
 
 def test_equal_scores_past_the_first_candidates_come_newest_first(sqlite_backend: SqliteBackend) -> None:

@@ -19,8 +19,9 @@ from mnemo import text
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import INDEX_VERSION, Database, outage, record_of
 from mnemo.backends.sqlite.filters import filter_sql
+from mnemo.like import is_match_all
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery
+from mnemo.ports import IndexHit, IndexQuery, MemoryFilter
 
 #: bm25 column weights: scope, content, tags, path
 _BM25 = "bm25(memory_fts, 0.0, 1.0, 0.6, 0.4)"
@@ -113,7 +114,7 @@ class SqliteSearchIndex:
     def search(self, query: IndexQuery) -> list[IndexHit]:
         if not query.terms:
             return []
-        if not query.prefer_working:
+        if not query.prefer_working and not _narrows(query.filter):
             hits = self._search_ranked_first(query)
             if hits is not None:
                 return hits
@@ -182,6 +183,21 @@ class SqliteSearchIndex:
             if k > _MAX_CANDIDATES:
                 return None
         return None
+
+
+def _narrows(flt: MemoryFilter) -> bool:
+    """Whether the caller's own filters (kind, tags, LIKE patterns, a team) leave out memories.
+    Then the joined statement goes first: it scores only the matches that pass them, where
+    ranking first scores every match and may find few of the best passing (a selective pattern
+    cost a full ranking before the fallback did the work again). Visibility alone — teams the key
+    may see, expiry — passes nearly everything, and ranking first serves it best."""
+    return bool(
+        flt.kind is not None
+        or flt.tags_all
+        or not is_match_all(flt.kind_like)
+        or not is_match_all(flt.path_like)
+        or not flt.include_unteamed
+    )
 
 
 #: beyond this many ranked candidates, a selective filter is better served by the joined query
