@@ -45,7 +45,7 @@ MAX_LIKE_LENGTH = 128
 #: the most ``%`` a pattern may hold
 MAX_LIKE_ANY_RUNS = 8
 #: the most ``_`` a pattern may hold after its first ``%`` (before it, ``_`` costs nothing)
-MAX_LIKE_ANY_ONE_AFTER_RUN = 4
+MAX_LIKE_ANY_ONE_AFTER_RUN = 3
 
 ANY_RUN = "%"
 ANY_ONE = "_"

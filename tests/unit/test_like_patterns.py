@@ -95,7 +95,7 @@ def test_a_pattern_beyond_the_bounds_is_invalid(pattern, words):
     [
         "p" * 128,
         "%a" * 8,
-        "_" * 100 + "%____",  # `_` before the first `%` cost nothing and are not counted
+        "_" * 100 + "%___",  # `_` before the first `%` cost nothing and are not counted
         "%" + "\\_" * 20,  # escaped wildcards are literals
         "\\%" * 20 + "%",
     ],
