@@ -117,8 +117,8 @@ class MemoryIdArgs(Args):
 class MemorySearchArgs(Args):
     q: Annotated[str, Field(max_length=4096)] = Field(
         default="",
-        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms are used); "
-        "empty lists the most recently updated.",
+        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms count); empty lists "
+        "the most recently updated.",
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
@@ -176,7 +176,7 @@ Query = Annotated[
     Field(
         min_length=1,
         max_length=4096,
-        description=f"Words to look for, in any language; the first {MAX_QUERY_TERMS} distinct terms are used.",
+        description="Words to look for, in any language.",
     ),
 ]
 
@@ -185,11 +185,11 @@ class RetrievalArgs(Args):
     query: Query
     path_filter: LikePattern = Field(
         default="%",
-        description="LIKE pattern over the path, any case: `%` any run, `_` one character, `\\` escapes; "
-        f"e.g. `acme/%`. {LIKE_BOUNDS}.",
+        description=f"LIKE pattern over the path, any case: `%` any run (max {MAX_LIKE_ANY_RUNS}), `_` one character "
+        f"(max {MAX_LIKE_ANY_ONE_AFTER_RUN} after a `%`), `\\` escapes; e.g. `acme/%`.",
     )
     memory_type: LikePattern = Field(
-        default="%", description=f"LIKE pattern over the kind, as path_filter; e.g. `decision`, `work%`. {LIKE_BOUNDS}."
+        default="%", description="As path_filter, over the kind; e.g. `decision`, `work%`."
     )
     prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
 

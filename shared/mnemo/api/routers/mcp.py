@@ -186,7 +186,7 @@ def serve_stdio(caller: Caller, reader: IO[bytes], writer: IO[bytes]) -> None:
     """MCP over stdio for one local caller (``mnemo mcp``) until ``reader`` ends: the same
     endpoint and the same ``Service.invoke`` as ``/mcp``, every call made as ``caller``. Metrics
     are dropped after each message (no Lambda runtime collects them here)."""
-    token = _current_request.set(_Request(caller, None))
+    token = _current_request.set(_Request(caller, CallHeaders()))  # stdio carries no HTTP headers
     try:
         run_stdio(
             mcp_endpoint(),
