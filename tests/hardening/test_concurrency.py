@@ -184,8 +184,12 @@ def test_two_server_processes_share_one_bucket(tmp_path, shared_store):
     than the workspace's limit, and every refusal is the 429 of docs/contract.md §5."""
     limit = 20
     env = {**UNLIMITED, **shared_store, "MNEMO_WRITE_PER_MINUTE": str(limit)}
-    first = start_server(tmp_path, env)
-    second = start_server(tmp_path, env)
+    # The bucket is under test, not latency: on the AWS backend every DynamoDB request of both
+    # servers queues at a moto server answering one at a time, and on two loaded cores a call could
+    # wait past the 10 s budget of `mnemo serve` (a 503 that says nothing about the bucket).
+    budget = ("--timeout", "120")
+    first = start_server(tmp_path, env, budget)
+    second = start_server(tmp_path, env, budget)
     try:
         started = time.monotonic()
 
