@@ -127,7 +127,7 @@ class CorpusParams:
 
     def key(self) -> str:
         """Cache key: the parameters plus the code that decides what is stored and indexed
-        (the generator, the analyser, the schema, the record model, the index layout version)."""
+        (the generator, the analyser, the schema, the index, the record model, the layout version)."""
         from mnemo.backends.sqlite.db import INDEX_VERSION
 
         h = hashlib.sha256(json.dumps({**asdict(self), "index": INDEX_VERSION}, sort_keys=True).encode())
@@ -138,7 +138,19 @@ class CorpusParams:
             "shared/mnemo/models/records.py",
         ):
             h.update((ROOT / rel).read_bytes())
+        h.update(_index_layout().encode())
         return f"n{self.size}-s{self.seed}-{h.hexdigest()[:12]}"
+
+
+def _index_layout() -> str:
+    """What of the SQLite index decides what it stores (not how it searches): the keys and
+    impacts of a document."""
+    import inspect
+
+    from mnemo.backends.sqlite import index
+
+    constants = (index.K1, index.B, index.FIELD_WEIGHTS, index.PIVOT, index.SCALE, index.SURFACE)
+    return repr(constants) + inspect.getsource(index.document_keys) + inspect.getsource(index.SqliteSearchIndex._insert)
 
 
 class Vocabulary:
@@ -348,6 +360,7 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
     for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
         leftover.unlink(missing_ok=True)
     backend = SqliteBackend(tmp)
+    backend.db.conn().execute("PRAGMA cache_size = -262144")  # 256 MiB: the bulk load's one transaction
     workspace, project = tenancy.create_workspace(backend, "bench")
     from mnemo.models.records import RateLimits
 
@@ -362,7 +375,6 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
     )
     tenancy.create_key(backend, workspace.id, label="bench-admin", scopes=["admin"], plain=BENCH_ADMIN_KEY)
     load(backend, workspace.id, project.id, generate(params))
-    backend.db.conn().execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
     backend.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     backend.close()
     shutil.move(tmp, path)

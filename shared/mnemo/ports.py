@@ -58,6 +58,9 @@ class IndexQuery:
 class IndexHit:
     record: MemoryRecord
     score: float
+    #: the query terms (``QueryTerm.text``) the record matched, when the index knows them (the
+    #: service then need not analyse the record again); None: unknown
+    matched: tuple[str, ...] | None = None
 
 
 T = TypeVar("T")
@@ -225,6 +228,10 @@ class IndexEntry:
     #: when a tombstone was written (its age decides when it may be purged)
     deleted_at: datetime | None = None
     token: str = ""
+    #: the analysis (``mnemo.text.ANALYSIS``) a live entry was built with, where the index records
+    #: it per entry ("" for one too old to say); None where it does not (SQLite re-indexes as a
+    #: whole when the analysis changes)
+    analysis: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,17 +7,37 @@ Documents and queries are analysed here, in Python, into *terms*:
 * Chinese, Japanese and Korean runs, which have no spaces, become overlapping character
   bigrams (``数据库`` → ``数据 据库``); a lone CJK character stays a unigram.
 
-The backends index these terms verbatim (SQLite FTS5 with the ``ascii`` tokenizer, which keeps
-non-ASCII bytes inside tokens; OpenSearch with the ``whitespace`` analyzer) and match query terms
-exactly, or as prefixes where :class:`QueryTerm` says so. A query of two or more CJK characters
-therefore finds every memory that contains it, and a one-character CJK query matches as a prefix.
+Every term also has a *stem* (:func:`stem`): an English word's Snowball stem (the ``english``
+algorithm, "porter2", through PyStemmer), so ``deploy``, ``deploys``, ``deployed`` and
+``deployment`` share the stem ``deploy``; any other term (CJK, digits, non-ASCII words) is its own
+stem. A query term matches a document word whose stem equals the query term's stem, or, where
+:class:`QueryTerm` says so, a word that starts with the query term as typed (prefixes are never
+stemmed: ``deploym`` is not a word, and its stem is no prefix of ``deployment``'s). A query of two
+or more CJK characters therefore finds every memory that contains it, and a one-character CJK
+query matches as a prefix.
+
+The backends index what :func:`terms` and :func:`stem` give (SQLite: its own inverted index of
+stems and differing surface words, ``backends/sqlite/index.py``; OpenSearch: the surface terms and
+the stems in separate ``whitespace``-analysed fields) and match query terms by this rule
+(:func:`term_matches` is the reference). :data:`ANALYSIS` names the analysis; an index built with
+another one is re-indexed.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import Stemmer
+
+#: the analysis every index records; a change of the tokenizer, the stemmer or its version
+#: changes it, and an index built with another analysis is re-indexed (SQLite when it is opened,
+#: OpenSearch by the cleanup job's store walk)
+STEMMER_ALGORITHM = "english"
+ANALYSIS = f"mnemo-2/snowball-{STEMMER_ALGORITHM}-{Stemmer.version()}"
 
 # Han (incl. extensions and compatibility), kana, Hangul syllables and jamo, half-width kana.
 _CJK_RANGES = (
@@ -74,10 +94,57 @@ def index_text(text: str) -> str:
     return " ".join(terms(text))
 
 
+# --- stems ---------------------------------------------------------------------------------
+
+# A Stemmer keeps a mutable libstemmer environment and a cache: one per thread (the local server
+# runs a thread per request; on CPython with the GIL sharing one happens to work, free-threaded
+# Python would not forgive it).
+_local = threading.local()
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    stemmer: Stemmer.Stemmer | None = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer(STEMMER_ALGORITHM)
+    return stemmer
+
+
+def stemmable(term: str) -> bool:
+    """English words are stemmed: ASCII terms with a letter (so not ``2024``, nor CJK, nor
+    ``café``, whose language we cannot tell)."""
+    return term.isascii() and not term.isdigit()
+
+
+def stem(term: str) -> str:
+    """The stem of one analysed (normalised) term; a term that is not an English word is its own."""
+    return _stemmer().stemWord(term) if stemmable(term) else term
+
+
+def stems(analysed: Iterable[str]) -> list[str]:
+    """:func:`stem` of each term, in order."""
+    return [stem(t) for t in analysed]
+
+
+def index_stems(text: str) -> str:
+    """The stems a backend stores beside :func:`index_text`: one per term, in order."""
+    return " ".join(stems(terms(text)))
+
+
+# --- queries -------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class QueryTerm:
+    """One query term: ``text`` as analysed, and its ``stem``. It matches a document word whose
+    stem is ``stem``, or, with ``prefix``, a document word that starts with ``text``."""
+
     text: str
     prefix: bool = False
+    stem: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.stem:
+            object.__setattr__(self, "stem", stem(self.text))
 
 
 def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
@@ -85,7 +152,8 @@ def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
 
     A lone CJK character always matches as a prefix (it is the start of the bigrams that
     contain it); with ``latin_prefix`` (the forgiving ``recall``) every non-CJK term of at least
-    ``MIN_PREFIX_LENGTH`` characters does too. Only the first ``MAX_QUERY_TERMS`` are kept.
+    ``MIN_PREFIX_LENGTH`` characters does too. Every term also matches the words that share its
+    stem. Only the first ``MAX_QUERY_TERMS`` are kept.
     """
     seen: set[str] = set()
     out: list[QueryTerm] = []
@@ -101,10 +169,18 @@ def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
     return out
 
 
-def term_matches(query_term: QueryTerm, doc_terms: set[str]) -> bool:
-    if not query_term.prefix:
-        return query_term.text in doc_terms
-    return any(t.startswith(query_term.text) for t in doc_terms)
+def matching_words(query_term: QueryTerm, doc_terms: Iterable[str]) -> list[str]:
+    """The document's words (analysed, distinct, sorted) that ``query_term`` matches: those
+    sharing its stem, and with ``prefix`` those starting with it."""
+    wanted, prefix, typed = query_term.stem, query_term.prefix, query_term.text
+    return sorted({w for w in doc_terms if stem(w) == wanted or (prefix and w.startswith(typed))})
+
+
+def term_matches(query_term: QueryTerm, doc_terms: Iterable[str]) -> bool:
+    """Whether ``query_term`` matches a document with these (analysed) words: the reference rule
+    both backends implement."""
+    wanted, prefix, typed = query_term.stem, query_term.prefix, query_term.text
+    return any(stem(w) == wanted or (prefix and w.startswith(typed)) for w in doc_terms)
 
 
 # --- token estimate ------------------------------------------------------------------------

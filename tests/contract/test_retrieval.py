@@ -239,8 +239,54 @@ def test_explain_in_recall_lists_unmatched_terms_and_why_a_result_ranks_lower(te
 def test_recall_matches_latin_prefixes_where_search_memory_does_not(tenant):
     memory = add(tenant, "Deployment checklist lives in the wiki")
 
-    assert refs(tenant.call("recall", query="deploy")) == [memory.id]
-    assert tenant.call("search_memory", query="deploy").matched is False
+    assert refs(tenant.call("recall", query="deplo")) == [memory.id]
+    assert refs(tenant.call("recall", query="deploym")) == [memory.id]  # longer than the stem, "deploy"
+    assert tenant.call("search_memory", query="deplo").matched is False
+
+
+# ---- inflection: every tool matches English words by their stem --------------------------
+
+
+def test_recall_finds_inflected_forms_of_the_words_stored(tenant):
+    memory = add(tenant, "Deploys freeze on Fridays")
+    add(tenant, "The frozen lake is closed")  # an irregular form is another word to a stemmer
+
+    for query in ("deployments", "freezes", "deployed", "friday", "DEPLOYING"):
+        assert refs(tenant.call("recall", query=query)) == [memory.id], query
+    assert tenant.call("recall_context", query="deployments freezes").references == [memory.id]
+
+
+def test_strict_tools_match_every_term_by_its_stem_and_still_refuse_a_missing_term(tenant):
+    memory = add(tenant, "Databases are backed up nightly")
+    add(tenant, "The backup of the wiki runs weekly")
+
+    assert refs(tenant.call("search_memory", query="database backed")) == [memory.id]
+    assert [m.id for m in tenant.call("memory_search", q="database nightly").memories] == [memory.id]
+    strict = tenant.call("search_memory", query="database weekly")
+    assert (strict.matched, strict.no_match.cause) == (False, "split_across_memories")
+
+
+def test_explain_says_when_a_term_matched_through_its_stem(tenant):
+    add(tenant, "Deploys freeze on Fridays", tags=["deployment"])
+
+    item = tenant.call("search_memory", query="deployments fridays", explain=True).results[0]
+
+    assert item.explanation.matched_terms == ["deployments", "fridays"]
+    assert item.explanation.via_stem == {"deployments": ["deployment", "deploys"]}
+    assert item.explanation.fields.content == ["deployments", "fridays"]
+    assert item.explanation.fields.tags == ["deployments"]
+    assert "'deployments' as 'deployment' / 'deploys', by stem" in item.explanation.reason
+
+
+def test_exact_spelling_needs_no_stem_and_cjk_is_not_stemmed(tenant):
+    english = add(tenant, "fridays are quiet")
+    chinese = add(tenant, "部署在周五冻结")
+
+    exact = tenant.call("search_memory", query="fridays", explain=True).results[0]
+    assert (exact.reference, exact.explanation.via_stem) == (english.id, {})
+    assert refs(tenant.call("search_memory", query="冻结")) == [chinese.id]
+    assert tenant.call("search_memory", query="冻").matched is True  # a lone CJK character: a prefix
+    assert tenant.call("search_memory", query="结冻").matched is False
 
 
 def test_recall_ranks_more_matched_terms_above_a_higher_score(tenant):

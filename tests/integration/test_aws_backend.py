@@ -284,3 +284,35 @@ def test_racing_retries_with_one_idempotency_key_write_exactly_one_memory(aws_st
     ids = {o for o in outcomes if o != "conflict"}
     assert len(ids) == 1
     assert [m.id for m in tenant.call("memory_search", q="").memories] == list(ids)
+
+
+def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend):
+    """An existing deployment keeps its index and alias: the first use adds the stems fields."""
+    from mnemo.backends.aws.index import LAYOUT, MAPPINGS
+
+    client = own_backend.index.client
+    alias = f"layout-one-{utc_now().strftime('%H%M%S%f')}"
+    new_fields = {"content_stems", "tags_stems", "path_stems", "analysis"}
+    layout_one = {
+        "dynamic": "strict",
+        "properties": {k: v for k, v in MAPPINGS["properties"].items() if k not in new_fields},
+    }
+    client.indices.create(
+        index=f"{alias}-v1", body={"mappings": layout_one, "aliases": {alias: {"is_write_index": True}}}
+    )
+    try:
+        index = OpenSearchIndex(client, alias)
+        # When the index is first used
+        index.ensure()
+        # Then the same index has the new fields and says so, and a new document is accepted
+        mapping = client.indices.get_mapping(index=f"{alias}-v1")[f"{alias}-v1"]["mappings"]
+        assert mapping["_meta"] == {"layout": LAYOUT}
+        assert new_fields <= set(mapping["properties"])
+        tenant = new_tenant(Service(AwsBackend(own_backend.dynamodb, index, own_backend.tables)))
+        memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory
+        assert [r.reference for r in tenant.call("search_memory", query="deployments").results] == [memory.id]
+        # and a second instance finds nothing left to do
+        OpenSearchIndex(client, alias).ensure()
+        assert client.indices.get_mapping(index=f"{alias}-v1")[f"{alias}-v1"]["mappings"]["_meta"] == {"layout": LAYOUT}
+    finally:
+        client.indices.delete(index=f"{alias}-v1", ignore_unavailable=True)

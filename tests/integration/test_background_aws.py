@@ -291,3 +291,40 @@ def test_an_index_ahead_of_the_store_is_counted_and_left_alone(clean):
 
     assert summary.counts["conflicts"] >= 1
     assert index_state(clean, scope, [memory.id]) == {memory.id: (3, False)}
+
+
+def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
+    # Given a memory whose index document was written before stems existed (layout 1: words as
+    # written only, no analysis recorded), at the record's own version
+    from mnemo.backends.aws.index import document
+
+    tenant = new_tenant(Service(clean))
+    memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    stored = clean.store.get(scope, memory.id)
+    old = {k: v for k, v in document(stored).items() if not k.endswith("_stems") and k != "analysis"}
+    clean.index.client.index(
+        index=clean.index.alias,
+        id=doc_id(scope.project_id, memory.id),
+        body=old,
+        routing=scope.project_id,
+        version=stored.version,
+        version_type="external_gte",
+        refresh="true",
+    )
+    # it still matches as written, but not through a stem
+    assert tenant.call("search_memory", query="deploys").matched is True
+    assert tenant.call("search_memory", query="deployments").matched is False
+
+    # When the cleanup job runs a whole cycle
+    reindexed = 0
+    for _ in range(50):
+        summary = run_cleanup(clean)
+        reindexed += summary.counts["reindexed"]
+        if not summary.more:
+            break
+
+    # Then the document was re-analysed, at the same version, and matches through its stems
+    assert reindexed >= 1
+    assert index_state(clean, scope, [memory.id]) == {memory.id: (stored.version, False)}
+    assert [r.reference for r in tenant.call("search_memory", query="deployments").results] == [memory.id]

@@ -1,18 +1,24 @@
-"""The SQLite index's search strategies agree, and an index of an older layout is rebuilt.
+"""The SQLite index's top-k search agrees with scoring every document, and an index of an older
+layout or analysis is rebuilt.
 
-``SqliteSearchIndex.search`` ranks inside FTS5 first and reads only the best candidates'
-records; when visibility or ties at its edge leave too few, a second round asks for as many
-candidates as the first round's pass rate says are needed, and past that it falls back to the
-joined statement, which the caller's own filters (kind, tags, LIKE patterns, a team) go to first;
-these tests hold it to the plain joined statement on exactly those edges."""
+``SqliteSearchIndex.search`` reads only the best postings of each key (the threshold algorithm,
+``backends/sqlite/index.py``). These tests hold it to a reference that scores every document of
+the project with the same formula, on the edges where reading the top is not enough: filters that
+reject the best documents, ties, rare co-occurrences, prefixes, working memories first; with small
+round sizes, so that several rounds and the fallbacks run."""
 
 from __future__ import annotations
 
+import random
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+from mnemo import text
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.backends.sqlite.db import INDEX_VERSION
+from mnemo.backends.sqlite.index import SURFACE, SqliteSearchIndex, document_keys, idf
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import query_terms
@@ -20,19 +26,27 @@ from ulid import ULID
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SCOPE = Scope("ws_1", "prj_1")
+OTHER = Scope("ws_1", "prj_2")
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> SqliteBackend:
+    backend = SqliteBackend(tmp_path / "mnemo.db")
+    backend.index = SqliteSearchIndex(backend.db, min_size=2, max_size=8)  # many rounds on little data
+    yield backend
+    backend.close()
 
 
 def _add(
-    backend: SqliteBackend, content: str, *, kind: str | None = None, team: str | None = None, minutes: int = 0
+    backend: SqliteBackend, content: str, *, kind: str | None = None, minutes: int = 0, scope: Scope = SCOPE
 ) -> MemoryRecord:
     at = NOW - timedelta(days=1) + timedelta(minutes=minutes)
     record = MemoryRecord(
         id=f"mem_{ULID()}",
-        workspace_id=SCOPE.workspace_id,
-        project_id=SCOPE.project_id,
+        workspace_id=scope.workspace_id,
+        project_id=scope.project_id,
         content=content,
         kind=kind,
-        team_id=team,
         source="test",
         version=1,
         created_at=at,
@@ -44,83 +58,268 @@ def _add(
     return record
 
 
-def _query(q: str, limit: int, kind: str | None = None) -> IndexQuery:
-    return IndexQuery(SCOPE, query_terms(q), "all", MemoryFilter(now=NOW, kind=kind), limit)
+def _query(q: str, limit: int, *, mode: str = "all", kind: str | None = None, prefix: bool = False, working=False):
+    terms = query_terms(q, latin_prefix=prefix)
+    return IndexQuery(SCOPE, terms, mode, MemoryFilter(now=NOW, kind=kind), limit, prefer_working=working)
 
 
-def _ids(hits: list) -> list[str]:
-    return [h.record.id for h in hits]
+def reference(records: list[MemoryRecord], query: IndexQuery) -> list[tuple[str, float]]:
+    """Every document of the project scored with the index's formula, filtered and sorted."""
+    mine = [r for r in records if r.project_id == query.scope.project_id]
+    keys = {r.id: document_keys(r) for r in mine}
+    df: dict[str, int] = {}
+    for doc in keys.values():
+        for key in doc:
+            df[key] = df.get(key, 0) + 1
+
+    def matches(term: text.QueryTerm, key: str) -> bool:
+        if key == term.stem:
+            return True
+        word = key.removeprefix(SURFACE)
+        return term.prefix and word.startswith(term.text)
+
+    term_keys = [{k for k in df if matches(t, k)} for t in query.terms]
+    idfs = [idf(max((df[k] for k in ks), default=0), len(mine)) for ks in term_keys]
+    scored = []
+    for record in mine:
+        impacts = [max((keys[record.id].get(k, 0) for k in ks), default=0) for ks in term_keys]
+        if (query.mode == "all" and not all(impacts)) or not any(impacts):
+            continue
+        if query.filter.kind is not None and record.kind != query.filter.kind:
+            continue
+        score = sum(i * w for i, w in zip(idfs, impacts, strict=True)) / 10_000
+        working = query.prefer_working and record.kind == "working"
+        scored.append((working, round(score, 9), record.updated_at, record.id))
+    scored.sort(reverse=True)
+    return [(rid, score) for _, score, _, rid in scored[: query.limit]]
 
 
-def test_a_filter_that_rejects_the_best_candidates_still_finds_the_best_matching_records(
-    sqlite_backend: SqliteBackend,
-) -> None:
+def _answer(backend: SqliteBackend, query: IndexQuery) -> list[tuple[str, float]]:
+    return [(h.record.id, round(h.score, 9)) for h in backend.index.search(query)]
+
+
+def test_a_filter_that_rejects_the_best_documents_still_finds_the_best_matching_records(backend) -> None:
     # Given 300 short (best-scoring) memories of kind "x" and 20 longer ones of kind "y"
-    for i in range(300):
-        _add(sqlite_backend, f"alpha {i}", kind="x", minutes=i)
-    for i in range(20):
-        _add(sqlite_backend, f"alpha beta gamma delta epsilon {i}", kind="y", minutes=i)
+    records = [_add(backend, f"alpha {i}", kind="x", minutes=i) for i in range(300)]
+    records += [_add(backend, f"alpha beta gamma delta epsilon {i}", kind="y", minutes=i) for i in range(20)]
     # When searching for kind "y" only
-    hits = sqlite_backend.index.search(_query("alpha", 5, kind="y"))
-    # Then the answer is the joined statement's, five records of kind "y"
-    assert _ids(hits) == _ids(sqlite_backend.index._search_joined(_query("alpha", 5, kind="y")))
-    assert len(hits) == 5
+    query = _query("alpha", 5, kind="y")
+    hits = backend.index.search(query)
+    # Then the answer is the reference's: five records of kind "y"
+    assert [(h.record.id, round(h.score, 9)) for h in hits] == reference(records, query)
     assert {h.record.kind for h in hits} == {"y"}
 
 
-def test_a_second_round_sized_by_the_pass_rate_finds_what_the_joined_statement_finds(
-    sqlite_backend: SqliteBackend,
-) -> None:
-    # Given 600 memories of which only every tenth is of a team the key sees (visibility alone
-    # ranks first: it is not one of the caller's own filters)
-    for i in range(600):
-        _add(sqlite_backend, f"alpha {i}", team="red" if i % 10 == 0 else "blue", minutes=i)
-    query = IndexQuery(SCOPE, query_terms("alpha"), "all", MemoryFilter(now=NOW, visible_teams=frozenset({"red"})), 20)
-    # When searching for 20: the first round (80 candidates) finds about 8 the key may see
-    hits = sqlite_backend.index.search(query)
-    # Then the second round finds the rest, exactly as the joined statement orders them
-    assert len(hits) == 20
-    assert {h.record.team_id for h in hits} == {"red"}
-    assert _ids(hits) == _ids(sqlite_backend.index._search_joined(query))
-
-
-def test_the_callers_own_filters_go_to_the_joined_statement_first(sqlite_backend: SqliteBackend) -> None:
-    # Given memories where a LIKE pattern passes none of the best candidates
-    for i in range(300):
-        _add(sqlite_backend, f"alpha {i}", kind="x", minutes=i)
-    rare = _add(sqlite_backend, "alpha beta gamma delta epsilon", kind="rare")
-    statements: list[str] = []
-    sqlite_backend.db.conn().set_trace_callback(statements.append)
-    flt = MemoryFilter(now=NOW, kind_like="ra%")
-    # When searching with it
-    hits = sqlite_backend.index.search(IndexQuery(SCOPE, query_terms("alpha"), "all", flt, 5))
-    sqlite_backend.db.conn().set_trace_callback(None)
-    # Then one statement ranks the matches that pass, and nothing is ranked twice
-    assert _ids(hits) == [rare.id]
-    assert sum("bm25" in sql for sql in statements) == 1
-
-
-def test_equal_scores_past_the_first_candidates_come_newest_first(sqlite_backend: SqliteBackend) -> None:
+def test_equal_scores_past_the_first_postings_come_newest_first(backend) -> None:
     # Given 300 memories with identical content (identical scores), written a minute apart
-    records = [_add(sqlite_backend, "alpha beta", minutes=i) for i in range(300)]
+    records = [_add(backend, "alpha beta", minutes=i) for i in range(300)]
     # When searching with a limit
-    hits = sqlite_backend.index.search(_query("alpha", 10))
-    # Then the ten newest come first, as the joined statement orders them
-    assert _ids(hits) == [r.id for r in reversed(records[-10:])]
-    assert _ids(hits) == _ids(sqlite_backend.index._search_joined(_query("alpha", 10)))
+    hits = backend.index.search(_query("alpha", 10))
+    # Then the ten newest come first
+    assert [h.record.id for h in hits] == [r.id for r in reversed(records[-10:])]
+
+
+def test_ties_go_to_the_most_recently_updated_not_the_most_recently_created(backend) -> None:
+    # Given 100 memories with identical content, of which the five oldest were updated since
+    records = [_add(backend, "alpha beta", minutes=i) for i in range(100)]
+    touched = []
+    for i, record in enumerate(records[:5]):
+        newer = record.model_copy(update={"version": 2, "updated_at": NOW + timedelta(minutes=i)})
+        with backend.store.unit_of_work():
+            backend.store.replace(newer, expected_version=1)
+            backend.index.upsert(newer)
+        touched.append(newer)
+    # When searching, then the updated ones come first, newest first
+    hits = backend.index.search(_query("alpha", 5))
+    assert [h.record.id for h in hits] == [r.id for r in reversed(touched)]
+
+
+def test_two_common_terms_that_rarely_meet_are_found_together(backend) -> None:
+    # Given many short memories holding one term or the other, and three long ones holding both
+    records = [_add(backend, "alpha", minutes=i) for i in range(120)]
+    records += [_add(backend, "beta", minutes=i) for i in range(120)]
+    records += [_add(backend, f"alpha and beta in a much longer note number {i}", minutes=i) for i in range(3)]
+    # When both are required, and when either will do
+    every = _query("alpha beta", 5)
+    either = _query("alpha beta", 5, mode="any")
+    # Then the strict answer is exactly the three that hold both (the rarer term read to its end)
+    assert _answer(backend, every) == reference(records, every)
+    assert len(_answer(backend, every)) == 3
+    # and the forgiving one, which stops at max_size postings a key, answers from what it read:
+    # the best of those, all of which hold a term
+    assert {rid for rid, _ in _answer(backend, either)} <= {r.id for r in records}
+    assert len(_answer(backend, either)) == 5
+
+
+def test_prefixes_and_stems_match_the_reference_rule(backend) -> None:
+    # Given inflected words and words that merely share a beginning
+    records = [
+        _add(backend, "Deploys freeze on Fridays", minutes=1),
+        _add(backend, "deployment notes for the deployer", minutes=2),
+        _add(backend, "we deployed twice", minutes=3),
+        _add(backend, "a depot is not a deploy", minutes=4),
+        _add(backend, "nothing to see", minutes=5),
+    ]
+    for q, prefix in (("deployments", False), ("deployments", True), ("deplo", True), ("deploym", True), ("dep", True)):
+        query = _query(q, 10, mode="any", prefix=prefix)
+        # Then each answers what the reference rule gives, with the same scores
+        assert _answer(backend, query) == reference(records, query), q
+
+
+def test_working_memories_come_first_however_low_they_score(backend) -> None:
+    records = [_add(backend, "alpha", minutes=i) for i in range(50)]
+    records += [_add(backend, "alpha " + "filler " * 40, kind="working", minutes=i) for i in range(2)]
+    query = _query("alpha", 5, working=True)
+    hits = _answer(backend, query)
+    assert hits == reference(records, query)
+    assert [h.record.kind for h in backend.index.search(query)][:2] == ["working", "working"]
+
+
+#: index settings that take each path: many rounds; the lookups of co-occurring documents early,
+#: late or never; one big first round
+SETTINGS = [
+    {"min_size": 2, "max_size": 8},
+    {"min_size": 2, "max_size": 8, "drive_after": 1},
+    {"min_size": 2, "max_size": 64, "drive_after": 2},
+    {"min_size": 2, "max_size": 8, "drive": 0},
+    {"min_size": 1000, "max_size": 1000},
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
+def test_random_corpora_and_queries_agree_with_scoring_every_document(backend, settings) -> None:
+    # Given a random corpus over a small vocabulary (so terms are common and co-occur unevenly),
+    # in two projects
+    rng = random.Random(16)
+    words = ["alpha", "beta", "gamma", "deploys", "deployed", "deployment", "数据", "数据库", "kind", "x1"]
+    records = []
+    for i in range(400):
+        content = " ".join(rng.choice(words[: rng.randint(2, len(words))]) for _ in range(rng.randint(1, 12)))
+        kind = rng.choice([None, "a", "b", "working"])
+        records.append(_add(backend, content, kind=kind, minutes=i, scope=rng.choice([SCOPE, SCOPE, OTHER])))
+    backend.index = SqliteSearchIndex(backend.db, **settings)
+    # When random queries run, strict and forgiving, with and without filters
+    for _ in range(150):
+        q = " ".join(rng.sample(words, rng.randint(1, 3)))
+        query = _query(
+            q,
+            rng.choice([1, 3, 10]),
+            mode=rng.choice(["all", "any"]),
+            kind=rng.choice([None, "a"]),
+            prefix=rng.random() < 0.3,
+            working=rng.random() < 0.2,
+        )
+        if query.mode == "any":
+            # the forgiving mode may stop at max_size postings a key: compare with a full read
+            full = SqliteSearchIndex(backend.db, **{**settings, "max_size": 10_000})
+            assert [(h.record.id, round(h.score, 9)) for h in full.search(query)] == reference(records, query), q
+        else:
+            assert _answer(backend, query) == reference(records, query), q
+
+
+def test_a_deleted_or_updated_memory_leaves_no_postings_and_counts(backend) -> None:
+    # Given two memories, one then updated and the other deleted
+    keep = _add(backend, "alpha beta")
+    gone = _add(backend, "alpha gamma")
+    updated = keep.model_copy(update={"content": "delta", "version": 2})
+    with backend.store.unit_of_work():
+        backend.store.replace(updated, expected_version=1)
+        backend.index.upsert(updated)
+        backend.store.delete(SCOPE, gone.id, expected_version=1)
+        backend.index.remove(gone)
+    conn = backend.db.conn()
+    # Then the dictionary holds only the updated memory's key, once, and one document is counted
+    assert [tuple(r) for r in conn.execute("SELECT key, df FROM index_terms")] == [("delta", 1)]
+    assert conn.execute("SELECT count(*) FROM postings").fetchone()[0] == 1
+    assert conn.execute("SELECT docs FROM index_stats").fetchone()[0] == 1
+    assert backend.index.search(_query("alpha", 5)) == []
+    assert [h.record.id for h in backend.index.search(_query("delta", 5))] == [keep.id]
 
 
 def test_a_database_indexed_in_an_older_layout_is_reindexed_when_opened(tmp_path: Path) -> None:
-    # Given a database whose index is missing (as if written by an older layout)
+    # Given a database written by layout 3 (an FTS5 table and its document table, no postings)
     backend = SqliteBackend(tmp_path / "mnemo.db")
     record = _add(backend, "数据库延迟很高 needs a cache")
     conn = backend.db.conn()
-    conn.execute("DELETE FROM memory_fts")
-    conn.execute("PRAGMA user_version = 0")
+    conn.execute("DELETE FROM postings")
+    conn.execute("CREATE VIRTUAL TABLE memory_fts USING fts5 (scope, content, tags, path)")
+    conn.execute("CREATE TABLE index_rows (project_id TEXT, id TEXT, fts_rowid INTEGER, PRIMARY KEY (project_id, id))")
+    conn.execute("PRAGMA user_version = 3")
     backend.close()
     # When it is opened again
     reopened = SqliteBackend(tmp_path / "mnemo.db")
-    # Then its records are searchable and the layout version is current
-    assert _ids(reopened.index.search(_query("延迟 cache", 5))) == [record.id]
+    # Then the index was rebuilt from the records and the old tables are gone
+    assert [h.record.id for h in reopened.index.search(_query("延迟", 5))] == [record.id]
+    assert [h.record.id for h in reopened.index.search(_query("caches", 5))] == [record.id]
     assert reopened.db.conn().execute("PRAGMA user_version").fetchone()[0] == INDEX_VERSION
+    tables = {row[0] for row in reopened.db.conn().execute("SELECT name FROM sqlite_master")}
+    assert not tables & {"memory_fts", "index_rows"}
     reopened.close()
+
+
+def test_an_index_built_with_another_analysis_is_reindexed_when_opened(tmp_path: Path) -> None:
+    # Given an index that says it was built by another stemmer
+    backend = SqliteBackend(tmp_path / "mnemo.db")
+    record = _add(backend, "Deploys freeze on Fridays")
+    conn = backend.db.conn()
+    conn.execute("DELETE FROM postings")
+    conn.execute("UPDATE index_meta SET value = 'mnemo-1/no-stemmer' WHERE name = 'analysis'")
+    backend.close()
+    # When it is opened again, then it is rebuilt with the current analysis
+    reopened = SqliteBackend(tmp_path / "mnemo.db")
+    assert [h.record.id for h in reopened.index.search(_query("deployments", 5))] == [record.id]
+    analysis = reopened.db.conn().execute("SELECT value FROM index_meta WHERE name = 'analysis'").fetchone()[0]
+    assert analysis == text.ANALYSIS
+    reopened.close()
+
+
+def test_no_statement_of_a_write_or_a_search_scans_a_table(tmp_path: Path) -> None:
+    """Every statement the index runs is a keyed search (a table scan grows with the corpus: one
+    in the insert path once made building 100k memories quadratic)."""
+    backend = SqliteBackend(tmp_path / "mnemo.db")
+    backend.index = SqliteSearchIndex(backend.db, min_size=2, max_size=8)
+    for i in range(30):
+        _add(backend, f"alpha beta deploys {i % 3}", kind="working" if i % 5 == 0 else None, minutes=i)
+    statements: list[str] = []
+    conn = backend.db.conn()
+    conn.set_trace_callback(statements.append)
+    record = _add(backend, "alpha gamma deployed 数据库", minutes=99)
+    for query in (
+        _query("alpha beta", 5),
+        _query("alpha deploy 数据", 5, mode="any", prefix=True),
+        _query("alpha", 5, working=True, kind="working"),
+    ):
+        backend.index.search(query)
+    with backend.store.unit_of_work():
+        backend.store.delete(SCOPE, record.id, expected_version=1)
+        backend.index.remove(record)
+    conn.set_trace_callback(None)
+    scans = set()
+    for statement in statements:
+        if not statement.lstrip().upper().startswith(("SELECT", "INSERT", "UPDATE", "DELETE")):
+            continue
+        for row in conn.execute("EXPLAIN QUERY PLAN " + statement):
+            detail = row[-1]
+            whole_table = detail.startswith("SCAN") and "VIRTUAL TABLE" not in detail
+            # a search by project alone walks all of it (index_stats is keyed by project: one row)
+            whole_project = detail.endswith("(project_id=?)") and "index_stats" not in detail
+            if whole_table or whole_project:
+                scans.add((detail, statement))
+    assert not scans
+    backend.close()
+
+
+def test_the_postings_primary_key_reads_best_first(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "plan.db")
+    backend = SqliteBackend(tmp_path / "plan.db")
+    plan = (
+        backend.db.conn()
+        .execute(
+            "EXPLAIN QUERY PLAN SELECT doc, impact FROM postings WHERE term = 1 ORDER BY impact DESC, doc DESC LIMIT 5"
+        )
+        .fetchall()
+    )
+    assert "USING PRIMARY KEY (term=?)" in plan[0][-1]
+    assert "ORDER BY" not in " ".join(row[-1] for row in plan)  # no sorter: the key's order is the answer's
+    backend.close()
+    conn.close()

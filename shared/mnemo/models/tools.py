@@ -234,6 +234,11 @@ class Explanation(Model):
     )
     unmatched_terms: list[str] = Field(default_factory=list)
     fields: MatchedFields
+    via_stem: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Query terms that matched only through their stem (another inflection of the word), each with "
+        'the memory\'s words it matched: `{"deployments": ["deploys"]}`.',
+    )
     rank: int = Field(description="1-based position in the results.")
     reason: str = Field(description="Why the memory ranks where it does.")
 

@@ -8,8 +8,8 @@ run stopped (its cursor is persisted through ``Maintenance.save_checkpoint`` aft
    marks disappear, so this walk starts at the first mark every run.
 2. ``expire`` — records past ``expires_at`` (already invisible to every read): delete them from
    the store (version-checked) and from the index.
-3. ``store`` — every record against the index: re-index records the index lacks or holds at an
-   older version.
+3. ``store`` — every record against the index: re-index records the index lacks, holds at an
+   older version, or built with another analysis (``mnemo.text.ANALYSIS``: a new stemmer).
 4. ``index`` — every index entry against the store: make entries without a record unsearchable,
    purge delete tombstones older than the retention (version-checked), re-index stale ones.
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
+from mnemo import text
 from mnemo.config import Settings
 from mnemo.errors import IndexUnavailable
 from mnemo.models.common import utc_now
@@ -51,7 +52,7 @@ COUNTS = (
     "examined",  # items the walks looked at
     "repaired",  # repair marks resolved
     "expired",  # expired records deleted from store and index
-    "reindexed",  # records the index lacked or held at an older version
+    "reindexed",  # records the index lacked, held at an older version or built with another analysis
     "unindexed",  # index entries without a record, made unsearchable
     "purged",  # delete tombstones past the retention, removed for good
     "skipped",  # work another run (or a concurrent write) had done first
@@ -212,6 +213,8 @@ class _Run:
                 self.reindex(record)
             elif entry.version is not None and entry.version < record.version:
                 self.reindex(record)  # a stale document, or a tombstone of an older version
+            elif not entry.deleted and entry.version == record.version and entry.analysis not in (None, text.ANALYSIS):
+                self.reindex(record)  # built with another analysis (an older stemmer, no stems)
             elif entry.deleted or (entry.version is not None and entry.version > record.version):
                 self.count("conflicts")  # the index is ahead of the store; re-indexing cannot win
             return

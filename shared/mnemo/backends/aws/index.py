@@ -1,9 +1,17 @@
 """The search index: one OpenSearch index behind an alias, DSL queries only.
 
-* Text is analysed in Python (:mod:`mnemo.text`, the same terms the SQLite backend indexes) and
-  indexed with the core ``whitespace`` analyzer into ``content_terms`` / ``tags_terms`` /
-  ``path_terms``; query terms become ``term`` or ``prefix`` queries. Nothing user-typed ever
-  reaches a query parser (no ``query_string``), and no plugin or script is needed.
+* Text is analysed in Python (:mod:`mnemo.text`, the same analysis the SQLite backend indexes) and
+  indexed with the core ``whitespace`` analyzer: the terms as written into ``content_terms`` /
+  ``tags_terms`` / ``path_terms`` (prefixes match these), their stems into ``content_stems`` /
+  ``tags_stems`` / ``path_stems`` (terms match these). Query terms become ``term`` and ``prefix``
+  queries, each term's clause named (``t0``, ``t1``, …) so a hit says which terms it matched.
+  Nothing user-typed ever reaches a query parser (no ``query_string``), and no plugin or script is
+  needed.
+* Each document records the analysis it was built with (``analysis``); the cleanup job's store
+  walk re-indexes documents of another analysis. A mapping of an older layout (``_meta.layout``)
+  gets the new fields added in place when the index is first used (mappings only grow), so an
+  existing deployment keeps its index and alias: until the walk has re-indexed a document, its
+  terms still match as written (each term clause also matches the surface field).
 * Every document is routed by its project id, and every query filters on workspace *and* project.
 * Writes use external versioning (``version = record.version``): a late or repeated write of an
   older version is refused by OpenSearch (409) and treated as done. A delete writes a tombstone at
@@ -38,13 +46,17 @@ from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexEntry, IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope
 
-#: field weights, as the SQLite backend's bm25 column weights
-FIELD_BOOSTS = {"content_terms": 1.0, "tags_terms": 0.6, "path_terms": 0.4}
-INDEX_VERSION = "v1"
+#: field weights, as the SQLite backend's
+FIELD_BOOSTS = {"content": 1.0, "tags": 0.6, "path": 0.4}
+#: the name of the index a new deployment creates (an existing one keeps its index; see ``LAYOUT``)
+INDEX_VERSION = "v2"
+#: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them
+LAYOUT = 2
 
 _TERMS = {"type": "text", "analyzer": "whitespace", "norms": True}
 MAPPINGS: dict[str, Any] = {
     "dynamic": "strict",
+    "_meta": {"layout": LAYOUT},
     "properties": {
         "id": {"type": "keyword"},
         "workspace_id": {"type": "keyword"},
@@ -52,6 +64,10 @@ MAPPINGS: dict[str, Any] = {
         "content_terms": _TERMS,
         "tags_terms": _TERMS,
         "path_terms": _TERMS,
+        "content_stems": _TERMS,
+        "tags_stems": _TERMS,
+        "path_stems": _TERMS,
+        "analysis": {"type": "keyword"},
         "kind_fold": {"type": "keyword"},
         "path_fold": {"type": "keyword"},
         "tags": {"type": "keyword"},
@@ -76,6 +92,10 @@ def document(record: MemoryRecord) -> dict[str, Any]:
         "content_terms": text.index_text(record.content),
         "tags_terms": text.index_text(" ".join(record.tags)),
         "path_terms": text.index_text(record.path or ""),
+        "content_stems": text.index_stems(record.content),
+        "tags_stems": text.index_stems(" ".join(record.tags)),
+        "path_stems": text.index_stems(record.path or ""),
+        "analysis": text.ANALYSIS,
         "kind_fold": kind_fold,
         "path_fold": (record.path or "").casefold(),
         "tags": list(record.tags),
@@ -158,30 +178,35 @@ def filter_clauses(query: IndexQuery) -> list[dict[str, Any]]:
 CLAUSE_BUDGET = 600
 
 
-def term_clause(term: QueryTerm, expansions: int) -> dict[str, Any]:
-    """One query term, matching in any of the three fields, content weighted highest.
+def term_clause(term: QueryTerm, expansions: int, name: str) -> dict[str, Any]:
+    """One query term, matching in any of the three fields, content weighted highest, named
+    ``name`` (a hit's ``matched_queries`` say which terms it matched).
 
-    A prefix term is two clauses per field: a constant-score ``prefix`` that decides the match
-    (boost 0, so it adds nothing), and the same prefix rewritten into BM25-scored ``term`` queries
-    over its first ``expansions`` words, so term frequency and length count as they do for FTS5's
-    prefix queries on SQLite (a plain ``prefix`` query scores every match the same).
+    A term matches a word of the same stem: a BM25-scored ``term`` query on the stems field. It
+    also matches its spelling on the surface field, with boost 0 (it adds nothing): a document
+    indexed before stems existed still matches as written until the cleanup job re-indexes it.
+    A prefix term adds two clauses per field: a constant-score ``prefix`` that decides the match
+    (boost 0), and the same prefix rewritten into BM25-scored ``term`` queries over its first
+    ``expansions`` words, so term frequency and length count (a plain ``prefix`` query scores every
+    match the same).
     """
-    if not term.prefix:
-        should = [{"term": {field: {"value": term.text, "boost": boost}}} for field, boost in FIELD_BOOSTS.items()]
-    else:
-        should = []
-        for field, boost in FIELD_BOOSTS.items():
-            should.append({"prefix": {field: {"value": term.text, "boost": 0.0, "rewrite": "constant_score"}}})
+    should: list[dict[str, Any]] = []
+    for field, boost in FIELD_BOOSTS.items():
+        should.append({"term": {f"{field}_stems": {"value": term.stem, "boost": boost}}})
+        should.append({"term": {f"{field}_terms": {"value": term.text, "boost": 0.0}}})
+        if term.prefix:
+            terms = f"{field}_terms"
+            should.append({"prefix": {terms: {"value": term.text, "boost": 0.0, "rewrite": "constant_score"}}})
             should.append(
-                {"prefix": {field: {"value": term.text, "boost": boost, "rewrite": f"top_terms_{expansions}"}}}
+                {"prefix": {terms: {"value": term.text, "boost": boost, "rewrite": f"top_terms_{expansions}"}}}
             )
-    return {"bool": {"should": should, "minimum_should_match": 1}}
+    return {"bool": {"should": should, "minimum_should_match": 1, "_name": name}}
 
 
 def search_body(query: IndexQuery) -> dict[str, Any]:
     prefixes = sum(1 for t in query.terms if t.prefix)
     expansions = max(1, min(32, CLAUSE_BUDGET // max(1, prefixes * len(FIELD_BOOSTS))))
-    clauses = [term_clause(t, expansions) for t in query.terms]
+    clauses = [term_clause(t, expansions, f"t{i}") for i, t in enumerate(query.terms)]
     boolean: dict[str, Any] = {"filter": filter_clauses(query), "must_not": [{"term": {"deleted": True}}]}
     if query.mode == "all":
         boolean["must"] = clauses
@@ -199,7 +224,7 @@ def search_body(query: IndexQuery) -> dict[str, Any]:
     }
 
 
-_ENTRY_FIELDS = ["id", "workspace_id", "project_id", "deleted", "deleted_at", "updated_at"]
+_ENTRY_FIELDS = ["id", "workspace_id", "project_id", "deleted", "deleted_at", "updated_at", "analysis"]
 
 
 @contextmanager
@@ -229,7 +254,14 @@ def _entry(hit: dict[str, Any]) -> IndexEntry:
         # tombstones written before ``deleted_at`` existed age from their record's last update
         deleted_at=_parse_ts(source.get("deleted_at") or source.get("updated_at")) if deleted else None,
         token=f"{hit['_seq_no']}:{hit['_primary_term']}" if "_seq_no" in hit else "",
+        # a live document of layout 1 recorded no analysis: "" (another analysis than any)
+        analysis=None if deleted else str(source.get("analysis") or ""),
     )
+
+
+def _matched(query: IndexQuery, hit: dict[str, Any]) -> tuple[str, ...]:
+    names = set(hit.get("matched_queries") or ())
+    return tuple(term.text for i, term in enumerate(query.terms) if f"t{i}" in names)
 
 
 class OpenSearchIndex:
@@ -266,6 +298,8 @@ class OpenSearchIndex:
                 # all the functions' IAM policies grant (template.yaml, docs/aws.md)
                 if not self.client.indices.exists_alias(index=self.alias, name=self.alias):
                     self._create()
+                else:
+                    self._upgrade()
             except TransportError as exc:
                 if index_outage(exc):
                     raise IndexUnavailable(cause=f"OpenSearch setup failed: {index_cause(exc)}") from exc
@@ -291,6 +325,18 @@ class OpenSearchIndex:
                 raise
             self.client.indices.put_alias(index=index, name=self.alias)
 
+    def _upgrade(self) -> None:
+        """Bring the mapping of an index of an older layout to ``LAYOUT``: add the new fields
+        (an additive change OpenSearch allows on a live index; idempotent, so concurrent
+        instances may all do it). Documents are re-analysed by the cleanup job."""
+        mappings = self.client.indices.get_mapping(index=self.alias)
+        for index, body in mappings.items():
+            layout = int(((body.get("mappings") or {}).get("_meta") or {}).get("layout", 1))
+            if layout < LAYOUT:
+                self.client.indices.put_mapping(
+                    index=index, body={"_meta": MAPPINGS["_meta"], "properties": MAPPINGS["properties"]}
+                )
+
     # -- the port -----------------------------------------------------------------------------
 
     def upsert(self, record: MemoryRecord) -> None:
@@ -308,11 +354,13 @@ class OpenSearchIndex:
                 body=body,
                 routing=record.project_id,
                 version=version,
-                version_type="external",
+                # external_gte: the same version may be written again (the cleanup job re-indexes
+                # a document of another analysis); an older one is refused (409)
+                version_type="external_gte",
                 refresh=self.refresh,
             )
         except ConflictError:
-            return  # this version or a newer one is indexed already: done
+            return  # a newer version is indexed already: done
         except TransportError as exc:
             if index_outage(exc):
                 raise IndexUnavailable(cause=f"OpenSearch write failed: {index_cause(exc)}") from exc
@@ -330,7 +378,11 @@ class OpenSearchIndex:
                 raise IndexUnavailable(cause=f"OpenSearch search failed: {index_cause(exc)}") from exc
             raise
         return [
-            IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 0.0))
+            IndexHit(
+                MemoryRecord.model_validate(hit["_source"]["record"]),
+                float(hit.get("_score") or 0.0),
+                matched=_matched(query, hit),
+            )
             for hit in out["hits"]["hits"]
         ]
 

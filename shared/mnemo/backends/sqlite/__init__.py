@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from mnemo.backends.sqlite.db import INDEX_VERSION, Database
+from mnemo.backends.sqlite.db import Database
 from mnemo.backends.sqlite.idempotency import SqliteIdempotencyStore
 from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.backends.sqlite.limiter import SqliteRateLimiter
@@ -36,7 +36,7 @@ class SqliteBackend:
         self.tenants = SqliteTenantStore(self.db)
         self.idempotency = SqliteIdempotencyStore(self.db)
         self.maintenance = SqliteMaintenance(self.db)
-        if self.db.conn().execute("PRAGMA user_version").fetchone()[0] < INDEX_VERSION:
+        if self.index.outdated():
             self.index.rebuild()
 
     def close(self) -> None:

@@ -1,63 +1,474 @@
-"""The full-text index: FTS5 over the analysed terms of ``mnemo.text``, in the store's database.
+"""The full-text index: an inverted index of ``mnemo.text``'s analysis, in the store's database,
+with each term's postings ordered best first so a query reads only the top of each list.
 
-Every term is indexed with a six-character prefix derived from its project (see ``_scoped_text``),
-through FTS5's ``ascii`` tokenizer, which keeps non-ASCII bytes inside tokens, so each analysed
-term — a word, or a CJK bigram — stays one token. An FTS row's rowid is its memory's ``seq``; the
-index's own document table ``index_rows`` (project, memory id → rowid, version) is how it finds a
-record's row again after the record is gone, as OpenSearch finds a document by its ``_id``. Index
-writes join the caller's transaction (the same connection), so a record and its index row commit
-together.
+Tables (``schema.sql``):
+
+* ``index_terms`` — a project's dictionary: ``key`` → id and document frequency. A key is a stem
+  (a CJK term or a number is its own stem); an English word that differs from its stem is also
+  indexed as ``=`` + the word, so ``recall``'s prefixes match words as they are written
+  (``deploym`` finds ``deployment``, whose stem is ``deploy``).
+* ``postings`` (``term``, ``impact``, ``doc``) — the primary key orders each key's documents by
+  impact, best first; the index ``postings_doc`` (``doc``, ``term``) serves random access and
+  deletes. ``doc`` is the memory's ``seq``.
+* ``index_docs`` — the index's own document table (project, memory id → doc, version): how it
+  finds a record's postings again after the record is gone, as OpenSearch finds a document by its
+  ``_id``.
+* ``index_stats`` — documents per project (the N of the IDF).
+
+**Scoring.** BM25 (k1 1.2, b 0.75) with the field weights of the OpenSearch backend (content 1,
+tags 0.6, path 0.4, summed into one weighted frequency, as FTS5's ``bm25`` did). A key's *impact*
+in a document is its BM25 term weight without the IDF, × ``SCALE``; the length is normalised
+against a fixed pivot (``PIVOT`` terms) instead of the project's average, so a document's impacts
+depend on the document alone and never go stale. The IDF, ``ln(1 + (N - df + ½) / (df + ½))``, is
+applied at query time. A query term matching several keys (a prefix, or a stem and the words that
+start with the term) takes the best of them.
+
+**Top k without scoring every match** (Fagin's threshold algorithm): a search reads the best
+``size`` postings of each key, completes the scores of the documents it saw by random access
+(``postings_doc``), and knows that no unseen document can score above the *threshold*, the sum of
+each term's IDF × the last impact read for it. Documents that score strictly above it are final:
+their records are read and filtered, and once ``limit`` of them pass, they are the answer, in
+score order, ties newest first. Otherwise ``size`` grows; a key read to its end means no unseen
+document holds that term. Past ``MAX_SIZE`` postings a key, an ``all`` query reads its rarest
+term's postings to the end (exact, and as costly as that term is common), and an ``any`` query
+(``recall``: best effort) answers from the documents it has seen. So a query of a very common word
+costs what its top postings cost, not what its matches do.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from mnemo import text
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import INDEX_VERSION, Database, outage, record_of
 from mnemo.backends.sqlite.filters import filter_sql
-from mnemo.like import is_match_all
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery, MemoryFilter
+from mnemo.ports import IndexHit, IndexQuery
 
-#: bm25 column weights: scope, content, tags, path
-_BM25 = "bm25(memory_fts, 0.0, 1.0, 0.6, 0.4)"
+#: BM25 parameters, the field weights (content, tags, path), the length pivot and the fixed-point scale
+K1, B = 1.2, 0.75
+FIELD_WEIGHTS = (1.0, 0.6, 0.4)
+PIVOT = 40.0
+SCALE = 10_000
+
+#: the prefix of a key that holds a word as written (only words that differ from their stem)
+SURFACE = "="
+
+#: a prefix matches at most this many keys (the most frequent), beside the term's own stem
+MAX_EXPANSIONS = 8
+
+#: postings read per key in the first round (at least), and at most before the fallback
+MIN_SIZE, MAX_SIZE = 32, 4096
+
+#: when an ``all`` query of several terms has no answer after ``DRIVE_AFTER`` rounds, it looks up,
+#: inside SQLite, which documents hold all its terms, if its rarest term has at most ``DRIVE`` postings
+DRIVE, DRIVE_AFTER = 8192, 1
+
+#: the characters after which no other sorts: ``key < prefix + _TOP`` bounds a prefix range
+_TOP = "\U0010ffff"
 
 
-def _scope_token(project_id: str) -> str:
-    return "p" + project_id.removeprefix("prj_").lower()
+def document_keys(record: MemoryRecord) -> dict[str, int]:
+    """The index keys of one record, each with its impact (see the module docstring)."""
+    fields = (text.terms(record.content), text.terms(" ".join(record.tags)), text.terms(record.path or ""))
+    length = sum(len(words) for words in fields)
+    weighted: dict[str, float] = defaultdict(float)
+    for weight, words in zip(FIELD_WEIGHTS, fields, strict=True):
+        for word, stem in zip(words, text.stems(words), strict=True):
+            weighted[stem] += weight
+            if stem != word:
+                weighted[SURFACE + word] += weight
+    norm = K1 * (1 - B + B * length / PIVOT)
+    return {key: max(1, round(SCALE * f * (K1 + 1) / (f + norm))) for key, f in weighted.items()}
 
 
-def _term_prefix(project_id: str) -> str:
-    """Six hex digits derived from the project id, prefixed to every indexed term."""
-    return hashlib.blake2s(project_id.encode(), digest_size=3).hexdigest()
+def idf(df: int, docs: int) -> float:
+    return math.log(1 + (max(docs, df) - df + 0.5) / (df + 0.5))
 
 
-def _scoped_text(prefix: str, value: str) -> str:
-    """Analysed terms, each prefixed with the project's ``_term_prefix`` (always six characters,
-    so unambiguous). A term's posting list then holds one project's rows: a search does not walk
-    other projects' rows, and needs no "in this project" phrase — matching such a phrase, present
-    in every row, cost a pass over the whole project per query (≈ 9 ms at 100k rows, for its
-    ranking IDF as much as for the AND). Two projects sharing a prefix (one chance in 16 million
-    per pair) only share posting lists: the join on ``memories.project_id`` keeps results apart."""
-    return " ".join(prefix + term for term in text.terms(value))
+def drop_document(conn: sqlite3.Connection, project_id: str, memory_id: str) -> bool:
+    """Remove a memory's document (its postings, its dictionary counts, its row); False when the
+    index held none. Also used by the cleanup job (``SqliteMaintenance.drop``)."""
+    found = conn.execute(
+        "DELETE FROM index_docs WHERE project_id = ? AND id = ? RETURNING doc", (project_id, memory_id)
+    ).fetchone()
+    if found is None:
+        return False
+    _drop_postings(conn, project_id, found["doc"])
+    conn.execute("UPDATE index_stats SET docs = docs - 1 WHERE project_id = ?", (project_id,))
+    return True
 
 
-def _fts_query(query: IndexQuery) -> str:
-    prefix = _term_prefix(query.scope.project_id)
-    joiner = " AND " if query.mode == "all" else " OR "
-    # No column filter: prefixed terms start with a hex digit, the scope column's token with "p",
-    # so only content, tags and path can match (the filter cost ~5 % on common terms).
-    return joiner.join(f'"{prefix}{t.text}"' + ("*" if t.prefix else "") for t in query.terms)
+def _drop_postings(conn: sqlite3.Connection, project_id: str, doc: int) -> None:
+    terms = [row[0] for row in conn.execute("SELECT term FROM postings WHERE doc = ?", (doc,))]
+    if not terms:
+        return
+    ids = json.dumps(terms)
+    conn.execute("DELETE FROM postings WHERE doc = ?", (doc,))
+    conn.execute("UPDATE index_terms SET df = df - 1 WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+    conn.execute("DELETE FROM index_terms WHERE df <= 0 AND id IN (SELECT value FROM json_each(?))", (ids,))
+
+
+# -- query planning ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Term:
+    """One query term as the index sees it: the keys it matches (id → df) and its IDF."""
+
+    text: str
+    keys: dict[int, int]
+    idf: float = 0.0
+
+
+def _plan(conn: sqlite3.Connection, query: IndexQuery) -> list[_Term]:
+    project = query.scope.project_id
+    docs_row = conn.execute("SELECT docs FROM index_stats WHERE project_id = ?", (project,)).fetchone()
+    docs = docs_row[0] if docs_row else 0
+    out = []
+    for term in query.terms:
+        keys: dict[int, int] = {}
+        row = conn.execute(
+            "SELECT id, df FROM index_terms WHERE project_id = ? AND key = ?", (project, term.stem)
+        ).fetchone()
+        if row is not None:
+            keys[row[0]] = row[1]
+        if term.prefix:
+            keys.update(_expansions(conn, project, term, exclude=keys))
+        out.append(_Term(term.text, keys, idf(max(keys.values(), default=0), docs)))
+    return out
+
+
+def _expansions(
+    conn: sqlite3.Connection, project: str, term: text.QueryTerm, exclude: dict[int, int]
+) -> dict[int, int]:
+    """The keys a prefix term matches beyond its stem: stems (and CJK terms) that start with it,
+    and words as written that start with it whose stem is not among those; the most frequent
+    ``MAX_EXPANSIONS``."""
+    ranges = [(term.text, term.text + _TOP)]
+    if not text.is_cjk(term.text):
+        ranges.append((SURFACE + term.text, SURFACE + term.text + _TOP))
+    found: list[tuple[int, int, str]] = []
+    for low, high in ranges:
+        found += conn.execute(
+            "SELECT df, id, key FROM index_terms WHERE project_id = ? AND key >= ? AND key < ?"
+            " ORDER BY df DESC LIMIT ?",
+            (project, low, high, 4 * MAX_EXPANSIONS),
+        ).fetchall()
+    stems = {key for _, _, key in found if not key.startswith(SURFACE)} | {term.stem}
+    chosen = [
+        (df, key_id)
+        for df, key_id, key in found
+        if key_id not in exclude and not (key.startswith(SURFACE) and text.stem(key[1:]) in stems)
+    ]
+    chosen.sort(reverse=True)
+    return {key_id: df for df, key_id in chosen[:MAX_EXPANSIONS]}
+
+
+# -- the threshold algorithm -------------------------------------------------------------------
+
+
+def _in(keys: Sequence[int]) -> str:
+    """``IN (?,?,…)`` for a term's keys: the statement's text depends only on how many there are."""
+    return "IN (" + ",".join("?" * len(keys)) + ")"
+
+
+Scored = tuple[float, str, tuple[int, ...]]  # score, updated_at, each term's impact (0: not held)
+
+
+@dataclass(slots=True)
+class _Search:
+    """One top-k search over the postings of a plan (the module docstring has the idea).
+
+    Sorted reads (``read_to``) note each document's best impact per term as far as read. A read
+    document is *judged* — in order of the most it could score, and only while that could make
+    the answer — by one statement per batch inside SQLite: its record is read and filtered and,
+    unless what was read already gives its exact score, every term's impact in it is looked up
+    (random access through ``postings_doc``)."""
+
+    conn: sqlite3.Connection
+    terms: list[_Term]
+    every: bool  # mode "all": a document must hold every term
+    where: str  # the filter over ``memories m``
+    params: tuple[Any, ...]  # the scope's and the filter's parameters
+    #: documents read so far, with each term's best impact as far as read
+    partial: dict[int, list[int]] = field(default_factory=dict)
+    #: documents that pass the filters (and hold every term, for ``all``), exactly scored
+    scored: dict[int, Scored] = field(default_factory=dict)
+    #: documents judged (scored, or known to fail the filters or a term), or left out for good
+    judged: set[int] = field(default_factory=set)
+    read: dict[int, int] = field(default_factory=dict)  # postings read per key
+    last: dict[int, int] = field(default_factory=dict)  # impact of the last posting read per key
+    exhausted: set[int] = field(default_factory=set)
+    owners: dict[int, list[int]] = field(default_factory=dict)  # key → the terms it serves
+    #: each key's postings read, best first
+    lists: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    #: documents read for two or more terms
+    multi: set[int] = field(default_factory=set)
+    #: the terms in groups that go together (the character pairs of one CJK word); each other term alone
+    groups: list[list[int]] = field(default_factory=list)
+    group_of: list[int] = field(default_factory=list)  # term → its group
+    #: every document holding terms of two or more groups (``any``), once worked out; a document
+    #: outside it holds terms of one group at most
+    several: set[int] | None = None
+
+    def __post_init__(self) -> None:
+        for i, term in enumerate(self.terms):
+            for key in term.keys:
+                self.owners.setdefault(key, []).append(i)
+            previous = self.terms[i - 1].text if i else ""
+            pair = len(term.text) == 2 and text.is_cjk(term.text)
+            if self.groups and pair and len(previous) == 2 and text.is_cjk(previous) and previous[1] == term.text[0]:
+                self.groups[-1].append(i)  # the next character pair of the same CJK word
+            else:
+                self.groups.append([i])
+            self.group_of.append(len(self.groups) - 1)
+
+    def read_to(self, size: int, keys: Iterable[int] | None = None) -> None:
+        """Read every (given) key's postings up to the ``size`` best."""
+        partial, n = self.partial, len(self.terms)
+        for key in self.owners if keys is None else keys:
+            done = self.read.get(key, 0)
+            if key in self.exhausted or done >= size:
+                continue
+            owners = self.owners[key]
+            rows = self.conn.execute(
+                "SELECT doc, impact FROM postings WHERE term = ? ORDER BY impact DESC, doc DESC LIMIT ? OFFSET ?",
+                (key, size - done, done),
+            ).fetchall()
+            multi, several = self.multi, len(owners) > 1
+            for doc, impact in rows:
+                seen = partial.get(doc)
+                if seen is None:
+                    seen = partial[doc] = [0] * n
+                    if several:
+                        multi.add(doc)
+                elif n > 1 and doc not in multi and any(seen[j] for j in range(n) if j not in owners):
+                    multi.add(doc)
+                for i in owners:
+                    if impact > seen[i]:
+                        seen[i] = impact
+            self.lists.setdefault(key, []).extend(rows)
+            self.read[key] = done + len(rows)
+            if rows:
+                self.last[key] = rows[-1][1]
+            if len(rows) < size - done:
+                self.exhausted.add(key)
+
+    def caps(self) -> list[float]:
+        """Per term, the most it can add to a document not read for it (0: its keys were read to
+        their end, so no such document holds it)."""
+        out = []
+        for term in self.terms:
+            open_keys = [key for key in term.keys if key not in self.exhausted]
+            out.append(term.idf * max(self.last.get(key, SCALE * 3) for key in open_keys) if open_keys else 0.0)
+        return out
+
+    def threshold(self) -> float:
+        """No document unread so far scores above this (-inf: every qualifying one was read)."""
+        caps = self.caps()
+        if self.every and not all(caps):
+            return -math.inf  # a document holding every term holds a term read to its end: read
+        if not any(caps):
+            return -math.inf
+        if self.several is None:
+            return sum(caps)
+        return max(sum(caps[i] for i in group) for group in self.groups)  # one group's terms at most
+
+    def holding_several_groups(self) -> set[int]:
+        """Every document that holds terms of two or more groups: each group's documents (but the
+        commonest group's), kept when they hold a term of a commoner group (lookups only, inside
+        SQLite). Terms of one group (a CJK word's character pairs) go together anyway: looking up
+        which documents hold several of them would find most of their documents."""
+        order = sorted(self.groups, key=self._group_df)
+        found: set[int] = set()
+        for i, group in enumerate(order[:-1]):
+            later = [self.terms[t] for g in order[i + 1 :] for t in g]
+            holds = " OR ".join(
+                f"EXISTS (SELECT 1 FROM postings q WHERE q.doc = p.doc AND q.term {_in(list(t.keys))})" for t in later
+            )
+            for term in (self.terms[t] for t in group):
+                sql = f"SELECT p.doc FROM postings p WHERE p.term {_in(list(term.keys))} AND ({holds})"
+                params = [*term.keys, *(key for t in later for key in t.keys)]
+                found.update(row[0] for row in self.conn.execute(sql, params))
+        return found
+
+    def _group_df(self, group: list[int]) -> int:
+        return sum(sum(self.terms[t].keys.values()) for t in group)
+
+    def several_cost(self) -> int:
+        """Lookups ``holding_several_groups`` makes (at most): each posting of a group but the
+        commonest, once per key of the commoner groups."""
+        order = sorted(self.groups, key=self._group_df)
+        keys = [sum(len(self.terms[t].keys) for t in g) for g in order]
+        return sum(self._group_df(g) * sum(keys[i + 1 :]) for i, g in enumerate(order[:-1]))
+
+    def kth(self, limit: int) -> float:
+        """The ``limit``-th best exact score so far (-inf while fewer are known)."""
+        if len(self.scored) < limit:
+            return -math.inf
+        scores = sorted((score for score, _, _ in self.scored.values()), reverse=True)
+        return scores[limit - 1]
+
+    def likely_kth(self, limit: int) -> float:
+        """What the ``limit``-th best score will be at least, if the documents read pass the
+        filters (only to decide when to judge): a key's ``limit``-th posting read, weighed."""
+        best = -math.inf
+        for key, rows in self.lists.items():
+            if len(rows) >= limit:
+                best = max(best, sum(self.terms[i].idf for i in self.owners[key]) * rows[limit - 1][1])
+        return best
+
+    def judge(self, limit: int) -> None:
+        """Judge the read documents that could make the answer, most promising first: those read
+        for several terms, and the head of each key's postings down to where even its best
+        impact with every other term's most could not reach the ``limit``-th best score."""
+        caps = self.caps()
+        heads = {doc for rows in self.lists.values() for doc, _ in rows[:limit]}
+        self._judge(heads if self.several is not None else self.multi | heads, limit, caps)
+        kth = self.kth(limit)
+        candidates = set()
+        for key, rows in self.lists.items():
+            owners = self.owners[key]
+            weight = sum(self.terms[i].idf for i in owners)
+            # what the document's other terms can add: any term's, or (``several`` known and the
+            # document not in it) only its own group's
+            reach = self.groups[self.group_of[owners[0]]] if self.several is not None else range(len(caps))
+            total = sum(caps[i] for i in reach)
+            rest = total - sum(caps[i] for i in owners if i in reach)
+            for doc, impact in rows:
+                if max(weight * impact + rest, total) < kth:
+                    break  # and so is every later posting of this key
+                candidates.add(doc)
+        self._judge(candidates, limit, caps)
+
+    def _judge(self, docs: Iterable[int], limit: int, caps: list[float]) -> None:
+        idfs = [t.idf for t in self.terms]
+        several_keys = [len(t.keys) > 1 for t in self.terms]
+        candidates: list[tuple[float, float, int, bool]] = []  # (at most, at least, doc, exact)
+        several_docs = self.several
+        for doc in docs:
+            if doc in self.judged:
+                continue
+            seen = self.partial[doc]
+            if several_docs is not None and doc not in several_docs:
+                # it holds one group's terms at most: the others add nothing
+                group = self.groups[self.group_of[next(i for i, impact in enumerate(seen) if impact)]]
+                doc_caps = [cap if i in group else 0.0 for i, cap in enumerate(caps)]
+            else:
+                doc_caps = caps
+            most = least = 0.0
+            exact, qualifies = True, True
+            for w, impact, cap, several in zip(idfs, seen, doc_caps, several_keys, strict=True):
+                known = w * impact
+                least += known
+                if impact and (not several or known >= cap):
+                    most += known  # read for this term: nothing unread of it can be better
+                elif not impact and not cap:
+                    qualifies = qualifies and not self.every  # read to its end without it
+                else:
+                    most += max(known, cap)
+                    exact = False
+            if not qualifies:
+                self.judged.add(doc)
+                continue
+            candidates.append((most, least, doc, exact))
+        candidates.sort(reverse=True)
+        kth, start, batch = self.kth(limit), 0, max(limit, 16)
+        while start < len(candidates) and candidates[start][0] >= kth:
+            chunk = candidates[start : start + batch]
+            start += batch
+            batch *= 2
+            self.check({doc: (least, tuple(self.partial[doc])) for _, least, doc, exact in chunk if exact})
+            self.evaluate([doc for _, _, doc, exact in chunk if not exact])
+            kth = self.kth(limit)
+
+    def evaluate(self, docs: Sequence[int], *, top: int | None = None) -> None:
+        """Score these documents exactly (those that pass the filters, and hold every term for
+        ``all``), in one statement; with ``top``, keep only the best ``top`` of them (ranked
+        inside SQLite: the others cannot make an answer of that many)."""
+        docs = [doc for doc in docs if doc not in self.judged]
+        if not docs:
+            return
+        self.judged.update(docs)
+        n = len(self.terms)
+        impacts = ", ".join(
+            f"(SELECT max(p.impact) FROM postings p WHERE p.doc = m.seq AND p.term {_in(list(t.keys))}) AS i{i}"
+            for i, t in enumerate(self.terms)
+        )
+        sql = (
+            f"SELECT m.seq AS seq, m.updated_at AS updated_at, {impacts} FROM json_each(?) AS c"
+            " CROSS JOIN memories m ON m.seq = c.value"
+            f" WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
+        )
+        columns = ", ".join(f"i{i}" for i in range(n))
+        held = " AND ".join(f"i{i} IS NOT NULL" for i in range(n)) if self.every else "1"
+        # materialised: flattened, each lookup would run again for every use of its column
+        sql = f"WITH e AS MATERIALIZED ({sql}) SELECT seq, updated_at, {columns} FROM e WHERE {held}"
+        idfs = [t.idf for t in self.terms]
+        params: list[Any] = [*(key for t in self.terms for key in t.keys), json.dumps(docs), *self.params]
+        if top is not None:
+            score = " + ".join(f"? * coalesce(i{i}, 0)" for i in range(n))
+            sql += f" ORDER BY {score} DESC, updated_at DESC LIMIT ?"
+            params += [*idfs, top]
+        for doc, updated_at, *found in self.conn.execute(sql, params):
+            impacts_of = tuple(i or 0 for i in found)
+            self.scored[doc] = (sum(w * i for w, i in zip(idfs, impacts_of, strict=True)), updated_at, impacts_of)
+
+    def check(self, docs: dict[int, tuple[float, tuple[int, ...]]]) -> None:
+        """Filter documents whose score is known already."""
+        docs = {doc: v for doc, v in docs.items() if doc not in self.judged}
+        if not docs:
+            return
+        self.judged.update(docs)
+        sql = (
+            "SELECT m.seq, m.updated_at FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
+            f" WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
+        )
+        for doc, updated_at in self.conn.execute(sql, (json.dumps(list(docs)), *self.params)):
+            score, impacts = docs[doc]
+            self.scored[doc] = (score, updated_at, impacts)
+
+    def holding_every_term(self) -> list[int]:
+        """Every document that holds every term: the rarest term's documents, kept when they hold
+        the others (lookups only, inside SQLite)."""
+        rarest = min(self.terms, key=lambda t: sum(t.keys.values()))
+        others = [t for t in self.terms if t is not rarest]
+        holds = "".join(
+            f" AND EXISTS (SELECT 1 FROM postings q WHERE q.doc = p.doc AND q.term {_in(list(t.keys))})" for t in others
+        )
+        sql = f"SELECT DISTINCT p.doc FROM postings p WHERE p.term {_in(list(rarest.keys))}{holds}"
+        params = [*rarest.keys, *(key for t in others for key in t.keys)]
+        return [row[0] for row in self.conn.execute(sql, params)]
+
+    def matched(self, doc: int) -> tuple[str, ...]:
+        impacts = self.scored[doc][2]
+        return tuple(term.text for term, impact in zip(self.terms, impacts, strict=True) if impact)
 
 
 @translate_errors(outage)
 class SqliteSearchIndex:
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        min_size: int = MIN_SIZE,
+        max_size: int = MAX_SIZE,
+        drive: int = DRIVE,
+        drive_after: int = DRIVE_AFTER,
+    ) -> None:
         self.db = db
+        self.min_size = min_size
+        self.max_size = max_size
+        self.drive = drive
+        self.drive_after = drive_after
 
     def upsert(self, record: MemoryRecord) -> None:
         """Index the stored record's current version (a newer stored version is left as it is)."""
@@ -67,138 +478,154 @@ class SqliteSearchIndex:
             ).fetchone()
             if row is None or row["version"] > record.version:
                 return  # deleted meanwhile, or a newer version is already stored and indexed
-            self._drop_row(conn, record.project_id, record.id)
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["seq"],))  # a row no document names
-            prefix = _term_prefix(record.project_id)
+            drop_document(conn, record.project_id, record.id)
+            _drop_postings(conn, record.project_id, row["seq"])  # postings no document names
+            self._insert(conn, record, row["seq"])
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, record: MemoryRecord, doc: int) -> None:
+        keys = document_keys(record)
+        if keys:
+            pairs = json.dumps(list(keys.items()), ensure_ascii=False)
             conn.execute(
-                "INSERT INTO memory_fts (rowid, scope, content, tags, path) VALUES (?,?,?,?,?)",
-                (
-                    row["seq"],
-                    _scope_token(record.project_id),
-                    _scoped_text(prefix, record.content),
-                    _scoped_text(prefix, " ".join(record.tags)),
-                    _scoped_text(prefix, record.path or ""),
-                ),
+                "INSERT INTO index_terms (project_id, key, df) SELECT ?, value ->> 0, 1 FROM json_each(?) WHERE 1"
+                " ON CONFLICT (project_id, key) DO UPDATE SET df = df + 1",
+                (record.project_id, pairs),
             )
             conn.execute(
-                "INSERT INTO index_rows (workspace_id, project_id, id, fts_rowid, version) VALUES (?,?,?,?,?)",
-                (record.workspace_id, record.project_id, record.id, row["seq"], record.version),
+                "INSERT INTO postings (term, impact, doc) SELECT t.id, j.value ->> 1, ? FROM json_each(?) AS j"
+                " CROSS JOIN index_terms t ON t.project_id = ? AND t.key = j.value ->> 0",  # json_each outer
+                (doc, pairs, record.project_id),
             )
+        conn.execute(
+            "INSERT INTO index_docs (workspace_id, project_id, id, doc, version) VALUES (?,?,?,?,?)",
+            (record.workspace_id, record.project_id, record.id, doc, record.version),
+        )
+        conn.execute(
+            "INSERT INTO index_stats (project_id, docs) VALUES (?, 1)"
+            " ON CONFLICT (project_id) DO UPDATE SET docs = docs + 1",
+            (record.project_id,),
+        )
 
     def remove(self, record: MemoryRecord) -> None:
         """Make the record unsearchable, unless the index holds a newer version of it."""
         with self.db.write() as conn:
             held = conn.execute(
-                "SELECT version FROM index_rows WHERE project_id = ? AND id = ?", (record.project_id, record.id)
+                "SELECT version FROM index_docs WHERE project_id = ? AND id = ?", (record.project_id, record.id)
             ).fetchone()
             if held is not None and held["version"] <= record.version:
-                self._drop_row(conn, record.project_id, record.id)
-
-    @staticmethod
-    def _drop_row(conn: Any, project_id: str, memory_id: str) -> None:
-        found = conn.execute(
-            "DELETE FROM index_rows WHERE project_id = ? AND id = ? RETURNING fts_rowid", (project_id, memory_id)
-        ).fetchone()
-        if found is not None:
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (found["fts_rowid"],))
+                drop_document(conn, record.project_id, record.id)
 
     def rebuild(self) -> None:
-        """Re-index every record (after a change of the index layout), in one transaction."""
+        """Re-index every record (after a change of the index layout or the analysis), in one
+        transaction."""
         with self.db.write() as conn:
-            conn.execute("DELETE FROM memory_fts")
-            conn.execute("DELETE FROM index_rows")
-            for row in conn.execute("SELECT body FROM memories").fetchall():
-                self.upsert(record_of(row))
+            conn.execute("DROP TABLE IF EXISTS memory_fts")  # layouts 1-3: FTS5 and its document table
+            conn.execute("DROP TABLE IF EXISTS index_rows")
+            for table in ("postings", "index_terms", "index_docs", "index_stats"):
+                conn.execute(f"DELETE FROM {table}")
+            for row in conn.execute("SELECT seq, body FROM memories ORDER BY seq").fetchall():
+                self._insert(conn, record_of(row), row["seq"])
+            conn.execute(
+                "INSERT INTO index_meta (name, value) VALUES ('analysis', ?)"
+                " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                (text.ANALYSIS,),
+            )
             conn.execute(f"PRAGMA user_version = {INDEX_VERSION}")
+
+    def outdated(self) -> bool:
+        """Whether the index was built with another layout or analysis (then ``rebuild``)."""
+        conn = self.db.conn()
+        if conn.execute("PRAGMA user_version").fetchone()[0] < INDEX_VERSION:
+            return True
+        row = conn.execute("SELECT value FROM index_meta WHERE name = 'analysis'").fetchone()
+        return row is None or row[0] != text.ANALYSIS
+
+    # -- search ---------------------------------------------------------------------------------
 
     def search(self, query: IndexQuery) -> list[IndexHit]:
         if not query.terms:
             return []
-        if not query.prefer_working and not _narrows(query.filter):
-            hits = self._search_ranked_first(query)
-            if hits is not None:
-                return hits
-        return self._search_joined(query)
-
-    def _search_joined(self, query: IndexQuery) -> list[IndexHit]:
-        """Rank and filter in one statement: every match is joined to its record first."""
-        where, params = filter_sql(query.filter)
-        order = f"{_BM25}, m.updated_at DESC"
-        if query.prefer_working:
-            order = f"(m.kind_fold = 'working') DESC, {order}"
-        rows = (
-            self.db.conn()
-            .execute(
-                f"SELECT m.body, {_BM25} AS rank FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid"
-                f" WHERE memory_fts MATCH ? AND m.workspace_id = ? AND m.project_id = ? AND {where}"
-                f" ORDER BY {order} LIMIT ?",
-                (_fts_query(query), query.scope.workspace_id, query.scope.project_id, *params, query.limit),
-            )
-            .fetchall()
-        )
-        return [IndexHit(record_of(r), -float(r["rank"])) for r in rows]
-
-    def _search_ranked_first(self, query: IndexQuery) -> list[IndexHit] | None:
-        """Rank inside FTS5 first, then join and filter only the best candidates.
-
-        Joining every match to its record before sorting cost as much as the ranking itself
-        on a common term. Here FTS5 returns the ``k`` best (rowid, score) pairs; their records
-        are read and filtered, and ordered by score then newest first. Every match scoring
-        strictly better than the k-th candidate is among them, so when ``limit`` of those pass
-        the filters they are exactly the answer. Otherwise one more round asks for as many
-        candidates as the first round's pass rate says ``limit`` needs (twice that, for margin);
-        when that is over ``_MAX_CANDIDATES``, or nothing passed, or the second round falls short
-        too, the caller falls back to the joined statement (returns None). Each round ranks every
-        match again, so rounds are few: growing ``k`` eightfold up to 4096 cost four full rankings
-        and the join on a selective filter (≈ 4 × 39 ms of CPU for 64 common prefix terms at 10k).
-        """
         conn = self.db.conn()
-        match = _fts_query(query)
+        plan = _plan(conn, query)
+        if query.mode == "all" and not all(term.keys for term in plan):
+            return []  # a term no memory of the project holds
+        if not any(term.keys for term in plan):
+            return []
+        if not query.prefer_working:
+            return self._top(conn, query, plan, "", query.limit)
+        hits = self._top(conn, query, plan, " AND m.kind_fold = 'working'", query.limit)
+        if len(hits) < query.limit:
+            hits += self._top(conn, query, plan, " AND m.kind_fold <> 'working'", query.limit - len(hits))
+        return hits
+
+    def _top(
+        self, conn: sqlite3.Connection, query: IndexQuery, plan: list[_Term], extra: str, limit: int
+    ) -> list[IndexHit]:
         where, params = filter_sql(query.filter)
-        k = max(4 * query.limit, 64)
-        for round_ in (1, 2):
-            candidates = conn.execute(
-                f"SELECT rowid, {_BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY 2 LIMIT ?", (match, k)
+        terms = [term for term in plan if term.keys]
+        every = query.mode == "all" and len(terms) > 1
+        search = _Search(conn, terms, every, where + extra, (query.scope.workspace_id, query.scope.project_id, *params))
+        rarest = min(sum(term.keys.values()) for term in terms)
+        if not every and len(search.groups) > 1 and search.several_cost() <= self.drive:
+            # Terms that seldom meet make a sum threshold fall only when their postings are read
+            # deep. Knowing which documents hold several of them (lookups through the rarer terms'
+            # postings, inside SQLite) leaves each of the others to its own group's threshold.
+            search.several = search.holding_several_groups()
+            search.evaluate(sorted(search.several), top=limit)
+        size = max(self.min_size, 2 * limit)
+        rounds = 0
+        while True:
+            search.read_to(size)
+            if not every and size < self.max_size and search.threshold() > search.likely_kth(limit):
+                # Unread documents could still beat what was read: judging now would look up
+                # documents that deeper reads (cheaper than lookups) will rule out.
+                size = min(4 * size, self.max_size)
+                continue
+            search.judge(limit)
+            bound = search.threshold()
+            if search.kth(limit) > bound or bound == -math.inf:
+                return self._hits(conn, search, self._best(search, bound, limit))
+            rounds += 1
+            if every and rounds == self.drive_after and rarest <= self.drive:
+                # The best postings of terms that seldom meet hardly make documents holding them
+                # all. The rarest term is rare enough to go through its postings: the documents
+                # holding every term, exactly, looked up inside SQLite.
+                search.evaluate(search.holding_every_term(), top=limit)
+                return self._hits(conn, search, self._best(search, -math.inf, limit))
+            if size < self.max_size:
+                size = min(4 * size, self.max_size)
+                continue
+            if every:
+                # bounded reading found too few: every document holding all terms, whatever it costs
+                search.evaluate(search.holding_every_term(), top=limit)
+                return self._hits(conn, search, self._best(search, -math.inf, limit))
+            if query.mode == "any" and len(search.scored) >= limit:
+                # best effort (``any``): answer from the documents read, when enough pass
+                return self._hits(conn, search, self._best(search, -math.inf, limit))
+            # too few pass the filters among the best postings: read every posting (exact)
+            search.read_to(max(df for term in terms for df in term.keys.values()) + 1)
+            search.judge(limit)
+            return self._hits(conn, search, self._best(search, -math.inf, limit))
+
+    @staticmethod
+    def _best(search: _Search, bound: float, limit: int) -> list[tuple[int, Scored]]:
+        best = [item for item in search.scored.items() if item[1][0] > bound]
+        best.sort(key=lambda item: (item[1][0], item[1][1]), reverse=True)
+        return best[:limit]
+
+    @staticmethod
+    def _hits(conn: sqlite3.Connection, search: _Search, best: Sequence[tuple[int, Scored]]) -> list[IndexHit]:
+        if not best:
+            return []
+        bodies = dict(
+            conn.execute(
+                "SELECT m.seq, m.body FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value",
+                (json.dumps([doc for doc, _ in best]),),
             ).fetchall()
-            if not candidates:
-                return []
-            complete = len(candidates) < k
-            bound = candidates[-1][1]
-            rank_of = dict(candidates)
-            rows = conn.execute(
-                # CROSS JOIN keeps this order: by rowid from the candidates, never a project scan
-                f"SELECT m.seq, m.updated_at, m.body FROM json_each(?) AS c CROSS JOIN memories m"
-                f" ON m.seq = c.value WHERE m.workspace_id = ? AND m.project_id = ? AND {where}",
-                (json.dumps(list(rank_of)), query.scope.workspace_id, query.scope.project_id, *params),
-            ).fetchall()
-            if not complete:
-                rows = [r for r in rows if rank_of[r[0]] < bound]  # a tie at the bound may continue past k
-            if complete or len(rows) >= query.limit:
-                rows.sort(key=lambda r: r[1], reverse=True)  # newest first among equal scores
-                rows.sort(key=lambda r: rank_of[r[0]])
-                return [IndexHit(record_of(r), -float(rank_of[r[0]])) for r in rows[: query.limit]]
-            if round_ == 2 or not rows:
-                return None
-            k = 2 * k * query.limit // len(rows)
-            if k > _MAX_CANDIDATES:
-                return None
-        return None
-
-
-def _narrows(flt: MemoryFilter) -> bool:
-    """Whether the caller's own filters (kind, tags, LIKE patterns, a team) leave out memories.
-    Then the joined statement goes first: it scores only the matches that pass them, where
-    ranking first scores every match and may find few of the best passing (a selective pattern
-    cost a full ranking before the fallback did the work again). Visibility alone — teams the key
-    may see, expiry — passes nearly everything, and ranking first serves it best."""
-    return bool(
-        flt.kind is not None
-        or flt.tags_all
-        or not is_match_all(flt.kind_like)
-        or not is_match_all(flt.path_like)
-        or not flt.include_unteamed
-    )
-
-
-#: beyond this many ranked candidates, a selective filter is better served by the joined query
-_MAX_CANDIDATES = 4096
+        )
+        return [
+            IndexHit(MemoryRecord.model_validate_json(bodies[doc]), score / SCALE, matched=search.matched(doc))
+            for doc, (score, _, _) in best
+            if doc in bodies
+        ]

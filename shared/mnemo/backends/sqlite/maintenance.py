@@ -3,7 +3,7 @@
 A memory's index row commits in the same transaction as the memory itself, so drift here is rare
 (a file edited by hand, a write that reached only one side): index documents whose memory is gone,
 and memories the index lacks or holds at another version. The store walk pages ``memories`` by
-``seq`` (a one-integer cursor); the index walk pages the index's document table ``index_rows`` by
+``seq`` (a one-integer cursor); the index walk pages the index's document table ``index_docs`` by
 (project, memory id); the expiry walk pages by ``(expires_at, seq)`` over the partial index
 ``memories_expiry``. There are no tombstones: a delete removes the index row in its transaction.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import Database, now_ms, outage, record_of
+from mnemo.backends.sqlite.index import drop_document
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Comparison, IndexEntry, Page, RepairMark, Scope
@@ -27,7 +28,7 @@ def _seq_cursor(cursor: str | None) -> int:
 
 
 def _entry(row: sqlite3.Row) -> IndexEntry:
-    """The index document of a row carrying ``index_rows``' columns (``x_*``)."""
+    """The index document of a row carrying ``index_docs``' columns (``x_*``)."""
     return IndexEntry(
         ref=str(row["x_rowid"]),
         scope=Scope(row["x_workspace"], row["x_project"]),
@@ -37,8 +38,7 @@ def _entry(row: sqlite3.Row) -> IndexEntry:
 
 
 _INDEX_COLUMNS = (
-    "x.workspace_id AS x_workspace, x.project_id AS x_project, x.id AS x_id, x.fts_rowid AS x_rowid,"
-    " x.version AS x_version"
+    "x.workspace_id AS x_workspace, x.project_id AS x_project, x.id AS x_id, x.doc AS x_rowid, x.version AS x_version"
 )
 
 
@@ -94,7 +94,7 @@ class SqliteMaintenance:
             self.db.conn()
             .execute(
                 f"SELECT m.seq, m.body, {_INDEX_COLUMNS} FROM memories m"
-                " LEFT JOIN index_rows x ON x.project_id = m.project_id AND x.id = m.id"
+                " LEFT JOIN index_docs x ON x.project_id = m.project_id AND x.id = m.id"
                 " WHERE m.seq > ? ORDER BY m.seq LIMIT ?",
                 (_seq_cursor(cursor), limit),
             )
@@ -108,7 +108,7 @@ class SqliteMaintenance:
         rows = (
             self.db.conn()
             .execute(
-                f"SELECT {_INDEX_COLUMNS}, m.body FROM index_rows x"
+                f"SELECT {_INDEX_COLUMNS}, m.body FROM index_docs x"
                 " LEFT JOIN memories m ON m.project_id = x.project_id AND m.id = x.id"
                 " WHERE (x.project_id, x.id) > (?, ?) ORDER BY x.project_id, x.id LIMIT ?",
                 (after_project, after_id, limit),
@@ -126,14 +126,7 @@ class SqliteMaintenance:
             live = "SELECT 1 FROM memories WHERE project_id = ? AND id = ?"
             if conn.execute(live, (entry.scope.project_id, entry.memory_id)).fetchone():
                 return False  # the document belongs to a live memory
-            found = conn.execute(
-                "DELETE FROM index_rows WHERE project_id = ? AND id = ? RETURNING fts_rowid",
-                (entry.scope.project_id, entry.memory_id),
-            ).fetchone()
-            if found is None:
-                return False  # dropped by another run
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (found["fts_rowid"],))
-            return True
+            return drop_document(conn, entry.scope.project_id, entry.memory_id)  # False: dropped by another run
 
     def purge(self, entry: IndexEntry) -> bool:
         return False  # no tombstones here

@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 CREATE INDEX IF NOT EXISTS api_keys_workspace ON api_keys (workspace_id);
 CREATE TABLE IF NOT EXISTS memories (
-    seq          INTEGER PRIMARY KEY,           -- also the rowid of the memory's FTS row
+    seq          INTEGER PRIMARY KEY,           -- also its document number in the index (postings.doc)
     id           TEXT NOT NULL,                 -- unique inside its project (a copied project keeps ids)
     workspace_id TEXT NOT NULL,
     project_id   TEXT NOT NULL,
@@ -37,23 +37,40 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at DESC);
 CREATE INDEX IF NOT EXISTS memories_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_repair ON memories (needs_repair) WHERE needs_repair = 1;
--- Analysed terms (mnemo.text) joined by spaces; the ascii tokenizer splits only on ASCII
--- punctuation and spaces, so every analysed term stays one token. Each term carries a short
--- prefix derived from its project id (index._scoped_text), so a term's posting list holds one
--- project's rows; `scope` holds one token per project.
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
-    scope, content, tags, path,
-    tokenize = 'ascii',
-    detail = 'full'
+-- The full-text index (index.py): a project's dictionary of keys (stems, CJK terms, and '=' + an
+-- English word that differs from its stem), each key's postings ordered by impact (best first),
+-- the index's own document table, and documents per project.
+CREATE TABLE IF NOT EXISTS index_terms (
+    id         INTEGER PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    df         INTEGER NOT NULL,                -- documents holding the key
+    UNIQUE (project_id, key)
 );
--- The index's own document table: which FTS row holds which memory, at which version (index.py).
-CREATE TABLE IF NOT EXISTS index_rows (
+CREATE TABLE IF NOT EXISTS postings (
+    term   INTEGER NOT NULL,                    -- index_terms.id
+    impact INTEGER NOT NULL,                    -- the key's BM25 weight in the document (no IDF), x 10000
+    doc    INTEGER NOT NULL,                    -- memories.seq
+    PRIMARY KEY (term, impact DESC, doc DESC)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_doc ON postings (doc, term);
+-- Which document holds which memory, at which version (index.py).
+CREATE TABLE IF NOT EXISTS index_docs (
     workspace_id TEXT NOT NULL,
     project_id TEXT NOT NULL,
     id         TEXT NOT NULL,
-    fts_rowid  INTEGER NOT NULL,
+    doc        INTEGER NOT NULL,
     version    INTEGER NOT NULL,
     PRIMARY KEY (project_id, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS index_stats (
+    project_id TEXT PRIMARY KEY,
+    docs       INTEGER NOT NULL
+) WITHOUT ROWID;
+-- What the index was built with (the analysis: mnemo.text.ANALYSIS).
+CREATE TABLE IF NOT EXISTS index_meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rate_buckets (
     workspace_id TEXT NOT NULL,

@@ -26,6 +26,7 @@ def result_items(
                 matched_terms=match.matched,
                 unmatched_terms=[t.text for t in terms if t.text not in match.matched],
                 fields=MatchedFields(**match.fields),
+                via_stem=match.via_stem,
                 rank=index + 1,
                 reason=reason(index + 1, match, previous, len(terms), prefer_working=prefer_working),
             )
@@ -47,10 +48,18 @@ def result_items(
 def _coverage(match: Match, term_count: int) -> str:
     found = len(match.matched)
     if term_count == 1:
-        return "the term matched" if found else "the term did not match"
-    if found == term_count:
-        return f"all {term_count} terms matched"
-    return f"{found} of {term_count} terms matched"
+        said = "the term matched" if found else "the term did not match"
+    elif found == term_count:
+        said = f"all {term_count} terms matched"
+    else:
+        said = f"{found} of {term_count} terms matched"
+    if match.via_stem:
+        said += " (" + ", ".join(f"'{t}' as {_words(w)}" for t, w in match.via_stem.items()) + ", by stem)"
+    return said
+
+
+def _words(words: list[str]) -> str:
+    return " / ".join(f"'{w}'" for w in words)
 
 
 def reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:

@@ -1,11 +1,10 @@
-"""One index hit analysed against the query in Python: which terms matched in which field, and
-recall's order."""
+"""One index hit analysed against the query in Python: which terms matched in which field (and
+through which words), and recall's order."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from mnemo import text
@@ -20,50 +19,52 @@ _FIELDS = ("content", "tags", "path")
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    """One index hit, analysed against the query in Python."""
+    """One index hit, analysed against the query."""
 
     record: MemoryRecord
     score: float
-    #: field name → the query terms (analysed text) found in that field, in query order
-    fields: dict[str, list[str]]
     #: distinct query terms found in any field, in query order
     matched: list[str]
+    #: field name → the query terms (analysed text) found in that field, in query order; only
+    #: when analysed in full (``explain``)
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    #: query term → the memory's words it matched only through its stem (not as written)
+    via_stem: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def working(self) -> bool:
         return (self.record.kind or "").casefold() == WORKING
 
 
-def analyse(hit: IndexHit, terms: Sequence[text.QueryTerm]) -> Match:
+def analyse(hit: IndexHit, terms: Sequence[text.QueryTerm], *, full: bool = False) -> Match:
+    """The hit against the query. Which terms matched comes from the index when it says; the
+    fields and the words each term matched (``full``) are worked out from the record."""
+    if hit.matched is not None and not full:
+        found = set(hit.matched)
+        return Match(hit.record, hit.score, [t.text for t in terms if t.text in found])
     record = hit.record
     doc = {
         "content": set(text.terms(record.content)),
         "tags": set(text.terms(" ".join(record.tags))),
         "path": set(text.terms(record.path or "")),
     }
-    fields = {name: _found_in(terms, doc[name]) for name in _FIELDS}
-    found = {term for names in fields.values() for term in names}
-    return Match(record, hit.score, fields, [t.text for t in terms if t.text in found])
-
-
-def _found_in(terms: Sequence[text.QueryTerm], doc_terms: set[str]) -> list[str]:
-    """The query terms ``text.term_matches`` finds in ``doc_terms``, in query order. A prefix term
-    is looked up by bisection in the sorted terms (the first term not below a prefix starts with it
-    if any does): scanning every term for every prefix was most of recall's time on long queries
-    (64 prefixes × 200 candidates × 3 fields)."""
-    ordered: list[str] | None = None
-    out: list[str] = []
+    fields: dict[str, list[str]] = {name: [] for name in _FIELDS}
+    words: dict[str, set[str]] = {}
     for term in terms:
-        if not term.prefix:
-            if term.text in doc_terms:
-                out.append(term.text)
+        for name in _FIELDS:
+            hits = text.matching_words(term, doc[name])
+            if hits:
+                fields[name].append(term.text)
+                words.setdefault(term.text, set()).update(hits)
+    via_stem = {}
+    for term in terms:
+        found_words = words.get(term.text)
+        if not found_words:
             continue
-        if ordered is None:
-            ordered = sorted(doc_terms)
-        at = bisect_left(ordered, term.text)
-        if at < len(ordered) and ordered[at].startswith(term.text):
-            out.append(term.text)
-    return out
+        as_written = any(w == term.text or (term.prefix and w.startswith(term.text)) for w in found_words)
+        if not as_written:
+            via_stem[term.text] = sorted(found_words)
+    return Match(record, hit.score, [t.text for t in terms if t.text in words], fields, via_stem)
 
 
 def rank_key(match: Match, *, prefer_working: bool) -> tuple[bool, int, float, datetime, str]:

@@ -33,7 +33,7 @@ def search_memory(ctx: CallContext, args: SearchMemoryArgs) -> RetrievalResult:
     if not terms:
         return no_match_result(ctx, no_terms())
     query = IndexQuery(ctx.scope, terms, "all", flt, args.limit, prefer_working=args.prefer_working)
-    matches = [analyse(hit, terms) for hit in ctx.ports.index.search(query)]
+    matches = [analyse(hit, terms, full=args.explain) for hit in ctx.ports.index.search(query)]
     if not matches:
         return no_match_result(ctx, diagnose(ctx, terms, args, strict=True, team_id=args.team_id))
     return RetrievalResult(
@@ -63,7 +63,8 @@ def _recall_ranked(
     if not terms:
         return terms, [], no_terms()
     query = IndexQuery(ctx.scope, terms, "any", flt, pool, prefer_working=args.prefer_working)
-    matches = [analyse(hit, terms) for hit in ctx.ports.index.search(query)]
+    full = isinstance(args, RecallArgs) and args.explain
+    matches = [analyse(hit, terms, full=full) for hit in ctx.ports.index.search(query)]
     if not matches:
         return terms, [], diagnose(ctx, terms, args, strict=False, team_id=None)
     matches.sort(key=lambda m: rank_key(m, prefer_working=args.prefer_working), reverse=True)
