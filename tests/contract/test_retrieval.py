@@ -284,6 +284,7 @@ def test_exact_spelling_needs_no_stem_and_cjk_is_not_stemmed(tenant):
 
     exact = tenant.call("search_memory", query="fridays", explain=True).results[0]
     assert (exact.reference, exact.explanation.via_stem) == (english.id, {})
+    assert "via_stem" not in exact.explanation.model_dump(mode="json")  # said only when a stem did it
     assert refs(tenant.call("search_memory", query="冻结")) == [chinese.id]
     assert tenant.call("search_memory", query="冻").matched is True  # a lone CJK character: a prefix
     assert tenant.call("search_memory", query="结冻").matched is False

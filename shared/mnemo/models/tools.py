@@ -148,6 +148,10 @@ def _is_none(value: object) -> bool:
     return value is None
 
 
+def _is_empty(value: object) -> bool:
+    return not value
+
+
 def _check_like(value: str) -> str:
     problem = like_problem(value)
     if problem is not None:
@@ -236,8 +240,9 @@ class Explanation(Model):
     fields: MatchedFields
     via_stem: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="Query terms that matched only through their stem (another inflection of the word), each with "
-        'the memory\'s words it matched: `{"deployments": ["deploys"]}`.',
+        exclude_if=_is_empty,
+        description="Present when query terms matched only through their stem (another inflection of the word): "
+        'each with the memory\'s words it matched, e.g. `{"deployments": ["deploys"]}`.',
     )
     rank: int = Field(description="1-based position in the results.")
     reason: str = Field(description="Why the memory ranks where it does.")
