@@ -31,7 +31,9 @@ class MemoryFilter:
     ``visible_teams`` None means every team (admin keys); otherwise a memory with a team must
     have one of these. ``include_unteamed`` False hides memories without a team (a ``team_id``
     narrowing). ``kind_like`` / ``path_like`` are SQL LIKE patterns with ``\\`` escapes, matched
-    case-insensitively. Expired memories (``expires_at <= now``) are never returned.
+    case-insensitively. ``updated_after`` / ``updated_before`` keep memories updated in the half-open
+    window ``[updated_after, updated_before)``. Expired memories (``expires_at <= now``) are never
+    returned.
     """
 
     now: datetime
@@ -41,6 +43,13 @@ class MemoryFilter:
     path_like: str | None = None
     visible_teams: frozenset[str] | None = None
     include_unteamed: bool = True
+    updated_after: datetime | None = None
+    updated_before: datetime | None = None
+
+    def in_window(self, updated_at: datetime) -> bool:
+        return (self.updated_after is None or updated_at >= self.updated_after) and (
+            self.updated_before is None or updated_at < self.updated_before
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
 from mnemo.errors import Forbidden, InvalidRequest, NotFound
 from mnemo.service.retrieval.packing import TRUNCATION_MARK
@@ -579,3 +582,88 @@ def test_reads_need_the_read_scope(tenant):
     for tool in ("search_memory", "recall", "recall_context"):
         with pytest.raises(Forbidden):
             tenant.call(tool, writer, query="x")
+
+
+# ---- time: updated_after / updated_before, and an empty query (what changed) ---------------
+
+
+def _three(tenant, content="release note", **fields):
+    """Three memories updated a few milliseconds apart (timestamps carry milliseconds)."""
+    out = []
+    for i in range(3):
+        out.append(add(tenant, f"{content} {i}", **fields))
+        time.sleep(0.005)
+    return out
+
+
+def test_a_window_keeps_only_the_memories_updated_in_it_on_every_tool(tenant):
+    a, b, c = _three(tenant)
+    window = {"updated_after": b.updated_at.isoformat(), "updated_before": c.updated_at.isoformat()}
+
+    assert [m.id for m in tenant.call("memory_search", q="release", **window).memories] == [b.id]
+    assert refs(tenant.call("search_memory", query="release note", **window)) == [b.id]
+    assert refs(tenant.call("recall", query="releases", **window)) == [b.id]
+    assert tenant.call("recall_context", query="release", **window).references == [b.id]
+    # the window is half-open: at or after updated_after, before updated_before
+    since_a = {"updated_after": a.updated_at.isoformat()}
+    assert refs(tenant.call("search_memory", query="release", **since_a)) == [c.id, b.id, a.id]
+
+
+def test_an_empty_query_lists_what_changed_in_the_window_newest_first(tenant):
+    a, b, c = _three(tenant)
+    since_b = {"updated_after": b.updated_at.isoformat()}
+
+    assert refs(tenant.call("search_memory", query="", **since_b)) == [c.id, b.id]
+    assert refs(tenant.call("recall", **since_b)) == [c.id, b.id]
+    assert tenant.call("recall_context", query=" ", **since_b).references == [c.id, b.id]
+    assert [m.id for m in tenant.call("memory_search", **since_b).memories] == [c.id, b.id]
+    # an update is a change: it moves the memory into the window, to the front
+    time.sleep(0.005)
+    tenant.call("memory_update", id=a.id, tags=["touched"])
+    assert refs(tenant.call("recall", **since_b)) == [a.id, c.id, b.id]
+    assert refs(tenant.call("search_memory")) == [a.id, c.id, b.id]
+
+
+def test_an_empty_query_honours_the_filters_and_explains_the_order(tenant):
+    _three(tenant, kind="note", path="acme/notes")
+    decision = add(tenant, "ship it", kind="decision", path="acme/decisions")
+    working = add(tenant, "drafting the plan", kind="working", path="acme/notes")
+    time.sleep(0.005)
+    newest = add(tenant, "newest note", kind="note", path="acme/notes")
+
+    listed = tenant.call("search_memory", memory_type="decision")
+    assert refs(listed) == [decision.id]
+    ranked = tenant.call("recall", path_filter="acme/notes", prefer_working=True, explain=True, limit=2).results
+    assert [r.reference for r in ranked] == [working.id, newest.id]
+    assert "working memory, listed before the rest" in ranked[0].explanation.reason
+    assert (
+        ranked[1].explanation.reason == "rank 2: no query, so the most recently updated first; not a working "
+        "memory, so after rank 1 (prefer_working)"
+    )
+    assert ranked[0].explanation.matched_terms == []
+
+
+def test_a_window_nothing_was_updated_in_is_no_match_and_says_so(tenant):
+    (memory,) = _three(tenant)[:1]
+    later = (memory.updated_at + timedelta(days=1)).isoformat()
+
+    listed = tenant.call("search_memory", updated_after=later)
+    packed = tenant.call("recall_context", updated_after=later, memory_type="decision")
+    searched = tenant.call("search_memory", query="release", updated_after=later)
+
+    assert (listed.matched, listed.results, listed.no_match.cause) == (False, [], "nothing_listed")
+    assert f"was updated at or after {later[:19]}" in listed.no_match.reason
+    assert (packed.references, packed.no_match.cause) == ([], "nothing_listed")
+    assert "that passes memory_type" in packed.no_match.reason
+    assert searched.no_match.cause == "filtered_out"
+    assert "updated_after excludes them" in searched.no_match.reason
+
+
+def test_a_window_that_ends_before_it_starts_is_refused(tenant):
+    with pytest.raises(InvalidRequest) as refused:
+        tenant.call(
+            "recall", query="x", updated_after="2026-02-01T00:00:00Z", updated_before="2026-01-31T00:00:00+01:00"
+        )
+    assert refused.value.details[0]["loc"] == ["updated_before"]
+    with pytest.raises(InvalidRequest):
+        tenant.call("memory_search", updated_after="2026-02-01T00:00:00")  # no offset: ambiguous

@@ -4,9 +4,18 @@ surfaces and generate the OpenAPI document and the MCP tool schemas."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -114,15 +123,35 @@ class MemoryIdArgs(Args):
     id: MemoryId
 
 
+def _updated_after() -> Any:
+    return Field(default=None, description="Only memories updated at or after this time (RFC 3339, with offset).")
+
+
+def _updated_before() -> Any:
+    return Field(default=None, description="Only memories updated before this time (RFC 3339, with offset).")
+
+
+def _window_order(value: datetime | None, info: ValidationInfo) -> datetime | None:
+    """``updated_before`` must come after ``updated_after`` (an empty window is a mistake)."""
+    after = info.data.get("updated_after")
+    if value is not None and after is not None and after >= value:
+        raise PydanticCustomError("value_error", "updated_before must be later than updated_after")
+    return value
+
+
 class MemorySearchArgs(Args):
     q: Annotated[str, Field(max_length=4096)] = Field(
         default="",
-        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms count); empty lists "
-        "the most recently updated.",
+        description=f"Words that must all occur, any inflection (the first {MAX_QUERY_TERMS} distinct terms count); "
+        "empty lists the most recently updated.",
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
     limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories.")
+    updated_after: Timestamp | None = _updated_after()
+    updated_before: Timestamp | None = _updated_before()
+
+    _window = field_validator("updated_before")(_window_order)
 
 
 class MemoryResult(Result):
@@ -177,16 +206,12 @@ LikePattern = Annotated[
 ]
 Query = Annotated[
     str,
-    Field(
-        min_length=1,
-        max_length=4096,
-        description="Words to look for, in any language.",
-    ),
+    Field(max_length=4096, description="Words to look for, in any language; empty lists what changed, newest first."),
 ]
 
 
 class RetrievalArgs(Args):
-    query: Query
+    query: Query = ""
     path_filter: LikePattern = Field(
         default="%",
         description=f"LIKE pattern over the path, any case: `%` any run (max {MAX_LIKE_ANY_RUNS}), `_` one character "
@@ -196,6 +221,10 @@ class RetrievalArgs(Args):
         default="%", description="As path_filter, over the kind; e.g. `decision`, `work%`."
     )
     prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
+    updated_after: Timestamp | None = _updated_after()
+    updated_before: Timestamp | None = _updated_before()
+
+    _window = field_validator("updated_before")(_window_order)
 
 
 class SearchMemoryArgs(RetrievalArgs):
@@ -261,7 +290,9 @@ class RetrievalItem(Model):
     explanation: Explanation | None = Field(default=None, exclude_if=_is_none, description="Only with explain.")
 
 
-NoMatchCause = Literal["no_terms", "no_term_matched", "term_missing", "split_across_memories", "filtered_out"]
+NoMatchCause = Literal[
+    "no_terms", "no_term_matched", "term_missing", "split_across_memories", "filtered_out", "nothing_listed"
+]
 
 
 class NoMatch(Model):
@@ -269,7 +300,8 @@ class NoMatch(Model):
     cause: NoMatchCause = Field(
         description="`no_terms`: the query has no searchable words; `no_term_matched`: no memory contains any term; "
         "`term_missing`: some terms occur in no memory; `split_across_memories`: every term occurs, but no single "
-        "memory holds them all; `filtered_out`: memories match the terms but the filters or team exclude them."
+        "memory holds them all; `filtered_out`: memories match the terms but the filters, team or time window exclude "
+        "them; `nothing_listed`: the query was empty and no memory passes the filters and the time window."
     )
     missing_terms: list[str] = Field(default_factory=list, description="Query terms no memory contains.")
 

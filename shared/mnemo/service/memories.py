@@ -146,7 +146,12 @@ def memory_delete(ctx: CallContext, args: MemoryIdArgs) -> DeleteResult:
 
 
 def memory_search(ctx: CallContext, args: MemorySearchArgs) -> MemoriesResult:
-    flt = ctx.memory_filter(kind=args.kind, tags_all=tuple(args.tags or ()))
+    flt = ctx.memory_filter(
+        kind=args.kind,
+        tags_all=tuple(args.tags or ()),
+        updated_after=args.updated_after,
+        updated_before=args.updated_before,
+    )
     if not args.q.strip():
         records = ctx.ports.store.recent(ctx.scope, flt, args.limit)
     elif not (terms := text.query_terms(args.q)):

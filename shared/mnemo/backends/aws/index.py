@@ -160,6 +160,13 @@ def filter_clauses(query: IndexQuery) -> list[dict[str, Any]]:
     ]
     if flt.kind is not None:
         clauses.append({"term": {"kind_fold": flt.kind.casefold()}})
+    window: dict[str, str] = {}
+    if flt.updated_after is not None:
+        window["gte"] = format_ts(flt.updated_after)
+    if flt.updated_before is not None:
+        window["lt"] = format_ts(flt.updated_before)
+    if window:
+        clauses.append({"range": {"updated_at": window}})
     for field, pattern in (("kind_fold", flt.kind_like), ("path_fold", flt.path_like)):
         if pattern is not None and not is_match_all(pattern):
             clauses.append({"wildcard": {field: {"value": like_to_wildcard(pattern.casefold())}}})

@@ -109,7 +109,7 @@ def record_from_item(item: dict[str, Any]) -> MemoryRecord:
 def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:
     """The filter in Python: the DynamoDB FilterExpression's twin, plus the LIKE patterns it
     cannot express. Applied to every listed record, so a listing never widens the filter."""
-    if record.expired(flt.now):
+    if record.expired(flt.now) or not flt.in_window(record.updated_at):
         return False
     kind = (record.kind or "").casefold()
     if flt.kind is not None and kind != flt.kind.casefold():

@@ -98,10 +98,22 @@ class DynamoMemoryStore:
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
         expression, names, values = filter_expression(flt)
         values[":pk"] = {"S": memory_pk(scope.workspace_id, scope.project_id)}
+        # the window is a range of the LSI's sort key ("<updated_at>#<id>"): after ≤ key < before
+        key = "pk = :pk"
+        if flt.updated_after is not None and flt.updated_before is not None:
+            key += " AND lsi1sk BETWEEN :after AND :before"  # no key equals a bare timestamp
+        elif flt.updated_after is not None:
+            key += " AND lsi1sk >= :after"
+        elif flt.updated_before is not None:
+            key += " AND lsi1sk < :before"
+        if flt.updated_after is not None:
+            values[":after"] = {"S": format_ts(flt.updated_after)}
+        if flt.updated_before is not None:
+            values[":before"] = {"S": format_ts(flt.updated_before)}
         selective = bool(flt.kind or flt.tags_all or flt.visible_teams is not None or flt.kind_like or flt.path_like)
         page = max(200, limit * 4) if selective else limit + 16
         out: list[MemoryRecord] = []
-        for item in self._query_pages(expression, names, values, page):
+        for item in self._query_pages(key, expression, names, values, page):
             record = record_from_item(item)
             if matches(record, flt):
                 out.append(record)
@@ -110,12 +122,12 @@ class DynamoMemoryStore:
         return out
 
     def _query_pages(
-        self, expression: str, names: dict[str, str], values: dict[str, Any], page: int
+        self, key: str, expression: str, names: dict[str, str], values: dict[str, Any], page: int
     ) -> Iterator[dict[str, Any]]:
         request: dict[str, Any] = {
             "TableName": self.table,
             "IndexName": RECENT_INDEX,
-            "KeyConditionExpression": "pk = :pk",
+            "KeyConditionExpression": key,
             "FilterExpression": expression,
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,

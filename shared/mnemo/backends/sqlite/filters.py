@@ -1,5 +1,5 @@
 """``MemoryFilter`` as SQL over the ``memories`` table (alias ``m``): expiry, kind, LIKE patterns,
-tags and team visibility. Shared by listings (``store.py``) and searches (``index.py``)."""
+the updated-at window, tags and team visibility. Shared by listings (``store.py``) and searches (``index.py``)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if flt.path_like is not None and flt.path_like != "%":
         clauses.append(f"{alias}.path_fold LIKE ? ESCAPE '\\'")
         params.append(flt.path_like.casefold())
+    if flt.updated_after is not None:
+        clauses.append(f"{alias}.updated_at >= ?")
+        params.append(format_ts(flt.updated_after))
+    if flt.updated_before is not None:
+        clauses.append(f"{alias}.updated_at < ?")
+        params.append(format_ts(flt.updated_before))
     for tag in flt.tags_all:
         clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
         params.append(tag)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from mnemo import text
 from mnemo.like import is_match_all, like_matches
+from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.models.tools import (
     NoMatch,
@@ -37,6 +38,10 @@ def _nothing_matched(names: list[str]) -> NoMatch:
     return NoMatch(cause="no_term_matched", reason=f"no memory contains {what}", missing_terms=names)
 
 
+#: the arguments that narrow a search, in the order a reason names them
+NARROWING = ("path_filter", "memory_type", "team_id", "updated_after", "updated_before")
+
+
 def _narrowing(args: RetrievalArgs, team_id: str | None) -> list[str]:
     names = []
     if not is_match_all(args.path_filter):
@@ -45,6 +50,10 @@ def _narrowing(args: RetrievalArgs, team_id: str | None) -> list[str]:
         names.append("memory_type")
     if team_id is not None:
         names.append("team_id")
+    if args.updated_after is not None:
+        names.append("updated_after")
+    if args.updated_before is not None:
+        names.append("updated_before")
     return names
 
 
@@ -56,7 +65,24 @@ def _excluded_by(record: MemoryRecord, args: RetrievalArgs, team_id: str | None)
         names.append("memory_type")
     if team_id is not None and record.team_id != team_id:
         names.append("team_id")
+    if args.updated_after is not None and record.updated_at < args.updated_after:
+        names.append("updated_after")
+    if args.updated_before is not None and record.updated_at >= args.updated_before:
+        names.append("updated_before")
     return names
+
+
+def nothing_listed(args: RetrievalArgs) -> NoMatch:
+    """An empty query (what changed) that lists nothing."""
+    window = []
+    if args.updated_after is not None:
+        window.append(f"at or after {format_ts(args.updated_after)}")
+    if args.updated_before is not None:
+        window.append(f"before {format_ts(args.updated_before)}")
+    when = f" was updated {' and '.join(window)}" if window else ""
+    narrowed = [n for n in _narrowing(args, getattr(args, "team_id", None)) if not n.startswith("updated_")]
+    passing = f" that passes {' and '.join(narrowed)}" if narrowed else ""
+    return NoMatch(cause="nothing_listed", reason=f"no memory{passing}{when}")
 
 
 def diagnose(
@@ -80,7 +106,7 @@ def diagnose(
     candidates = [m for m in matches if len(m.matched) == len(terms)] if strict else matches
     if candidates and narrowing:
         excluded = {name for m in candidates for name in _excluded_by(m.record, args, team_id)} or set(narrowing)
-        which = [name for name in ("path_filter", "memory_type", "team_id") if name in excluded]
+        which = [name for name in NARROWING if name in excluded]
         count = f"{len(candidates)}{'+' if len(hits) == DIAGNOSIS_LIMIT else ''}"
         noun = "memory matches" if len(candidates) == 1 else "memories match"
         verb = "excludes" if len(which) == 1 else "exclude"

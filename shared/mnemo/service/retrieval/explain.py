@@ -62,8 +62,24 @@ def _words(words: list[str]) -> str:
     return " / ".join(f"'{w}'" for w in words)
 
 
+def _listed_reason(rank: int, match: Match, previous: Match | None, *, prefer_working: bool) -> str:
+    """An empty query lists what changed: newest first (working memories first when asked)."""
+    parts = [f"rank {rank}: no query, so the most recently updated first"]
+    if prefer_working and match.working:
+        parts.append("working memory, listed before the rest (prefer_working)")
+    elif previous is None:
+        parts.append("the newest")
+    elif prefer_working and previous.working:
+        parts.append(f"not a working memory, so after rank {rank - 1} (prefer_working)")
+    else:
+        parts.append(f"updated earlier than rank {rank - 1}")
+    return "; ".join(parts)
+
+
 def reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
     """Why ``match`` sits at ``rank``: compared with the result just above it."""
+    if term_count == 0:
+        return _listed_reason(rank, match, previous, prefer_working=prefer_working)
     parts = [f"rank {rank}: {_coverage(match, term_count)}"]
     if previous is None:
         if prefer_working and match.working:

@@ -1,6 +1,12 @@
-"""The tools: search_memory (strict), recall (forgiving) and recall_context (recall, packed)."""
+"""The tools: search_memory (strict), recall (forgiving) and recall_context (recall, packed).
+
+An empty query (nothing but spaces) asks what changed: the most recently updated memories that
+pass the filters and the ``updated_after`` / ``updated_before`` window, newest first, from the
+record store's recent listing (no index query)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from mnemo import text
 from mnemo.models.tools import (
@@ -12,11 +18,11 @@ from mnemo.models.tools import (
     RetrievalResult,
     SearchMemoryArgs,
 )
-from mnemo.ports import IndexQuery
+from mnemo.ports import IndexQuery, MemoryFilter
 from mnemo.service.context import CallContext
-from mnemo.service.retrieval.diagnosis import diagnose, no_match_result, no_terms
+from mnemo.service.retrieval.diagnosis import diagnose, no_match_result, no_terms, nothing_listed
 from mnemo.service.retrieval.explain import result_items
-from mnemo.service.retrieval.matching import Match, analyse, rank_key
+from mnemo.service.retrieval.matching import WORKING, Match, analyse, rank_key
 from mnemo.service.retrieval.packing import dedupe_key, pack
 
 #: recall re-ranks this many index candidates per wanted result, at most POOL_CAP in all
@@ -26,9 +32,45 @@ POOL_FACTOR = 4
 POOL_CAP = 200
 
 
+def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -> MemoryFilter:
+    return ctx.memory_filter(
+        team_id=team_id,
+        kind_like=args.memory_type,
+        path_like=args.path_filter,
+        updated_after=args.updated_after,
+        updated_before=args.updated_before,
+    )
+
+
+def listing(ctx: CallContext, flt: MemoryFilter, limit: int, *, prefer_working: bool) -> list[Match]:
+    """What changed: the newest memories that pass the filter (working ones first when asked)."""
+    records = []
+    if prefer_working:
+        records = ctx.ports.store.recent(ctx.scope, replace(flt, kind=WORKING), limit)
+    if len(records) < limit:
+        seen = {r.id for r in records}
+        records += [r for r in ctx.ports.store.recent(ctx.scope, flt, limit) if r.id not in seen][
+            : limit - len(records)
+        ]
+    return [Match(record, 0.0, []) for record in records]
+
+
+def _listed(ctx: CallContext, args: SearchMemoryArgs | RecallArgs, flt: MemoryFilter) -> RetrievalResult:
+    matches = listing(ctx, flt, args.limit, prefer_working=args.prefer_working)
+    if not matches:
+        return no_match_result(ctx, nothing_listed(args))
+    return RetrievalResult(
+        project=ctx.project_ref,
+        matched=True,
+        results=result_items(matches, [], explain=args.explain, prefer_working=args.prefer_working),
+    )
+
+
 def search_memory(ctx: CallContext, args: SearchMemoryArgs) -> RetrievalResult:
     """Strict: a memory must contain every term and pass every filter; otherwise no_match."""
-    flt = ctx.memory_filter(team_id=args.team_id, kind_like=args.memory_type, path_like=args.path_filter)
+    flt = _filter(ctx, args, args.team_id)
+    if not args.query.strip():
+        return _listed(ctx, args, flt)
     terms = text.query_terms(args.query)
     if not terms:
         return no_match_result(ctx, no_terms())
@@ -45,6 +87,8 @@ def search_memory(ctx: CallContext, args: SearchMemoryArgs) -> RetrievalResult:
 
 def recall(ctx: CallContext, args: RecallArgs) -> RetrievalResult:
     """Forgiving: any term, Latin prefixes, ranked by terms matched, then score, then recency."""
+    if not args.query.strip():
+        return _listed(ctx, args, _filter(ctx, args))
     terms, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.limit * POOL_FACTOR, POOL_CAP))
     if no_match is not None:
         return no_match_result(ctx, no_match)
@@ -58,7 +102,7 @@ def recall(ctx: CallContext, args: RecallArgs) -> RetrievalResult:
 def _recall_ranked(
     ctx: CallContext, args: RetrievalArgs, *, pool: int
 ) -> tuple[list[text.QueryTerm], list[Match], NoMatch | None]:
-    flt = ctx.memory_filter(kind_like=args.memory_type, path_like=args.path_filter)
+    flt = _filter(ctx, args)
     terms = text.query_terms(args.query, latin_prefix=True)
     if not terms:
         return terms, [], no_terms()
@@ -73,7 +117,12 @@ def _recall_ranked(
 
 def recall_context(ctx: CallContext, args: RecallContextArgs) -> RecallContextResult:
     """recall's ranking, deduplicated and packed into one block under max_items and max_tokens."""
-    _, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.max_items * POOL_FACTOR, POOL_CAP))
+    if not args.query.strip():
+        pool = min(args.max_items * POOL_FACTOR, POOL_CAP)
+        ranked = listing(ctx, _filter(ctx, args), pool, prefer_working=args.prefer_working)
+        no_match = None if ranked else nothing_listed(args)
+    else:
+        _, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.max_items * POOL_FACTOR, POOL_CAP))
     chosen: list[Match] = []
     seen: set[str] = set()
     for match in ranked:
