@@ -3,8 +3,13 @@
     python -m bench.run                 # everything (make bench), a few minutes
     python -m bench.run --quick         # 1k and 10k only, fewer samples: a smoke run
     python -m bench.run --only search,overhead --label before
+    python -m bench.run --only search,quality --baseline 39beae1   # before/after in one run
 
-``--label NAME`` also keeps a copy as ``bench/results/NAME.{md,json}`` (for before/after).
+``--label NAME`` also keeps a copy as ``bench/results/NAME.{md,json}``. ``--baseline REV`` also
+measures retrieval latency with the code of git revision REV (its ``shared/`` and ``bench/``, taken
+with ``git archive`` into the run's temporary directory, run by its own ``bench.run --only search``
+in a subprocess with this interpreter) just before this code's, in the same run, on the same
+corpus parameters, and reports the two side by side.
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-SECTIONS = ("search", "add", "overhead", "coldstart", "server", "clients", "cost")
+SECTIONS = ("search", "quality", "add", "overhead", "coldstart", "server", "clients", "cost")
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 20.0
+TARGET_STOPWORD_P50_MS = 10.0
+TARGET_RECALL_AT_5 = 0.95  # recall, on the exact and inflected classes, every backend
 TARGET_OVERHEAD = 1.5
 TARGET_IMPORT_RATIO = 1.5
 
@@ -56,6 +63,24 @@ def machine() -> dict[str, Any]:
     }
 
 
+def baseline(revision: str, quick: bool, n_queries: int, work: Path) -> dict[str, Any]:
+    """The search section measured with the code of ``revision`` (see the module docstring)."""
+    tree = work / "baseline"
+    tree.mkdir()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", revision], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    archive = subprocess.run(
+        ["git", "archive", revision, "shared", "bench"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    command = [sys.executable, "-m", "bench.run", "--only", "search", "--queries", str(n_queries)]
+    env = {**os.environ, "PYTHONPATH": f"{tree / 'shared'}{os.pathsep}{tree}", "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run([*command, *(["--quick"] if quick else [])], cwd=tree, env=env, check=True)
+    measured = json.loads((tree / "bench" / "results" / "latest.json").read_text())
+    return {"revision": revision, "commit": commit, "search": measured["search"], "date": measured["date"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run")
     parser.add_argument("--quick", action="store_true", help="1k and 10k, fewer samples")
@@ -65,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--merge", action="store_true", help="keep the other sections of bench/results/latest.json (with --only)"
     )
+    parser.add_argument("--baseline", help="also measure retrieval latency with the code of this git revision")
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS)
@@ -96,8 +122,14 @@ def main(argv: list[str] | None = None) -> int:
             if section == "search":
                 from bench import search
 
+                if args.baseline:
+                    results["baseline"] = baseline(args.baseline, args.quick, n_queries, work)
                 results["search"] = search.run(sizes, n_queries, 10 if args.quick else 30, work)
                 results["strategies"] = search.strategies(big, min(n_queries, 300), work)
+            elif section == "quality":
+                from bench import quality
+
+                results["quality"] = quality.run(work)
             elif section == "add":
                 from bench import add
 
@@ -128,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[bench] {section} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     results["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     if previous:
-        kept = [k for k in (*SECTIONS, "strategies") if k in previous and k not in results]
+        kept = [k for k in (*SECTIONS, "strategies", "baseline") if k in previous and k not in results]
         results = {**{k: previous[k] for k in kept}, **results}
         results["merged"] = f"sections {kept} from the run of {previous['date']} ({previous['command']})"
     results["total_s"] = round(time.perf_counter() - started, 1)

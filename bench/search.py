@@ -112,31 +112,39 @@ def run(sizes: list[int], n_queries: int, n_stopword: int, workdir: Path, seed: 
 
 
 def strategies(size: int, n_queries: int, workdir: Path, seed: int = 7) -> dict[str, Any]:
-    """Same run, same queries: the index's search as it is against its one-statement fallback
-    (``_search_joined``: join every match to its record, then rank), taking turns at going
-    first. The before/after of "rank inside FTS5 first" on memory_search's own queries."""
+    """Same run, same queries, same index: the SQLite index's search as it is (*bounded*: the
+    best postings of each key, the threshold algorithm) against reading every posting of the
+    query's keys (*exhaustive*: what scoring every match costs, as FTS5's bm25 did), taking turns
+    at going first; on memory_search's queries (``all``, limit 50) and on recall's (``any``,
+    prefixes, limit 20), stopword queries included."""
     from datetime import UTC, datetime
 
+    from mnemo.backends.sqlite.index import SqliteSearchIndex
     from mnemo.ports import IndexQuery, MemoryFilter, Scope
     from mnemo.text import query_terms
 
     db = corpus.build_db(corpus.CorpusParams(size, seed))
     path = corpus.working_copy(db, workdir / f"strategies-{size}")
     svc, caller = open_service(path)
-    index = svc.ports.index
+    bounded = svc.ports.index
+    exhaustive = SqliteSearchIndex(bounded.db, min_size=10**9, max_size=10**9)
     scope = Scope(db.workspace_id, db.project_id)
     flt = MemoryFilter(now=datetime.now(UTC), visible_teams=frozenset(caller.team_ids))
-    queries = [IndexQuery(scope, query_terms(q), "all", flt, 50) for _, q in corpus.queries(seed, n_queries)]
-    times: dict[str, list[float]] = {"ranked_first": [], "joined": []}
+    mix = [*corpus.queries(seed, n_queries), *corpus.stopword_queries(seed, 20)]
+    out: dict[str, Any] = {"size": size, "queries": len(mix)}
     clock = time.perf_counter
     try:
-        for i, query in enumerate(queries):
-            order = ("ranked_first", "joined") if i % 2 else ("joined", "ranked_first")
-            for name in order:
-                fn = index.search if name == "ranked_first" else index._search_joined
-                t0 = clock()
-                fn(query)
-                times[name].append(clock() - t0)
+        for mode, limit, prefix in (("all", 50, False), ("any", 20, True)):
+            queries = [IndexQuery(scope, query_terms(q, latin_prefix=prefix), mode, flt, limit) for _, q in mix]
+            times: dict[str, list[float]] = {"exhaustive": [], "bounded": []}
+            for i, query in enumerate(queries):
+                order = ("bounded", "exhaustive") if i % 2 else ("exhaustive", "bounded")
+                for name in order:
+                    index = bounded if name == "bounded" else exhaustive
+                    t0 = clock()
+                    index.search(query)
+                    times[name].append(clock() - t0)
+            out[mode] = {name: summary_ms(samples) for name, samples in times.items()}
     finally:
         svc.ports.close()
-    return {"size": size, **{name: summary_ms(samples) for name, samples in times.items()}}
+    return out

@@ -1,0 +1,286 @@
+"""Retrieval quality: the labelled set (``bench/quality_set.py``, ``bench/data/quality.json``)
+loaded into each backend and asked every query through ``Service.invoke``, by every retrieval
+tool; recall@5 and MRR per tool, query class and backend, and the strict tools' precision on
+their own contract.
+
+* **recall@5**: of the memories a query should find (at most 5), the share among the tool's first
+  5 results; **MRR**: 1 / the rank of the first memory it should find (0 when none is in the
+  first 5), averaged over the class's queries.
+* **strict precision** (``search_memory``, ``memory_search``): of everything they returned, the
+  share that holds every query term by the strict contract — an English word of the same Snowball
+  stem, each CJK character pair as written — checked here by a tokenizer of this module's own,
+  not Mnemo's.
+* ``memory_search`` has no ``path_filter`` (its ``kind`` is exact: the ``memory_type`` queries use
+  it); it is not asked the ``path_filter`` queries.
+* ``recall_context`` is asked for 5 items; its ``references`` are its ranking.
+
+The memories are loaded through the backend's own ports with the set's times (``created_at``,
+``updated_at``), into a fresh workspace; on AWS into moto (server mode) and a real OpenSearch node,
+started and stopped here, with the index refreshed once after loading.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import tempfile
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bench import quality_set
+
+TOOLS = ("memory_search", "search_memory", "recall", "recall_context")
+STRICT = ("memory_search", "search_memory")
+K = 5
+
+
+def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
+    """A workspace holding the set's memories; (the caller, memory id → the set's id)."""
+    from mnemo.models.records import MemoryRecord, RateLimits
+    from mnemo.service import tenancy
+    from mnemo.service.pipeline import Service
+    from ulid import ULID
+
+    svc = Service(ports)
+    workspace, project = tenancy.create_workspace(ports, "quality")
+    ports.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
+    key = tenancy.create_key(ports, workspace.id, label="quality", scopes=["memory:read", "memory:write"]).plain
+    rng = random.Random(quality_set.SEED)
+    names: dict[str, str] = {}
+    with ports.store.unit_of_work():
+        for memory in data["memories"]:
+            created = datetime.fromisoformat(memory["created_at"])
+            ulid = ULID.from_bytes(int(created.timestamp() * 1000).to_bytes(6, "big") + rng.randbytes(10))
+            record = MemoryRecord(
+                id=f"mem_{ulid}",
+                workspace_id=workspace.id,
+                project_id=project.id,
+                content=memory["content"],
+                kind=memory["kind"],
+                tags=memory["tags"],
+                path=memory["path"],
+                source="quality",
+                version=1,
+                created_at=created,
+                updated_at=datetime.fromisoformat(memory["updated_at"]),
+            )
+            ports.store.create(record)
+            ports.index.upsert(record)
+            names[record.id] = memory["id"]
+    return (svc, svc.authenticate(f"Bearer {key}")), names
+
+
+def _arguments(tool: str, query: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool's arguments for a query (None: the tool cannot ask it)."""
+    window = {k: query[k] for k in ("updated_after", "updated_before") if k in query}
+    if tool == "memory_search":
+        if "path_filter" in query:
+            return None
+        kind = {"kind": query["memory_type"]} if "memory_type" in query else {}
+        return {"q": query["query"], "limit": K, **kind, **window}
+    filters = {k: query[k] for k in ("path_filter", "memory_type") if k in query}
+    size = {"max_items": K, "max_tokens": 50_000} if tool == "recall_context" else {"limit": K}
+    return {"query": query["query"], **size, **filters, **window}
+
+
+def _ranked(tool: str, result: Any) -> list[str]:
+    if tool == "memory_search":
+        return [m.id for m in result.memories]
+    if tool == "recall_context":
+        return list(result.references)
+    return [item.reference for item in result.results]
+
+
+# -- the strict contract, checked without mnemo.text ----------------------------------------------
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7ff]+")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _fold(value: str) -> str:
+    return unicodedata.normalize("NFKC", value).casefold()
+
+
+def strict_terms(query: str) -> tuple[list[str], list[str]]:
+    """The query's English words (as stems) and CJK character pairs (a lone character alone)."""
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    folded = _fold(query)
+    pairs = []
+    for run in _CJK.findall(folded):
+        pairs += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+    words = list(_WORD.findall(_CJK.sub(" ", folded)))
+    return [stemmer.stemWord(w) if w.isascii() and not w.isdigit() else w for w in words], pairs
+
+
+def holds_every_term(memory: dict[str, Any], query: str) -> bool:
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    text = _fold(" ".join([memory["content"], *memory["tags"], memory["path"] or ""]))
+    words = {stemmer.stemWord(w) if w.isascii() and not w.isdigit() else w for w in _WORD.findall(_CJK.sub(" ", text))}
+    stems, pairs = strict_terms(query)
+    return all(s in words for s in stems) and all(p in text for p in pairs)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def evaluate(svc: Any, caller: Any, names: dict[str, str], data: dict[str, Any]) -> dict[str, Any]:
+    by_id = {m["id"]: m for m in data["memories"]}
+    rows: dict[str, dict[str, list[tuple[float, float]]]] = {tool: defaultdict(list) for tool in TOOLS}
+    returned = dict.fromkeys(STRICT, 0)
+    holding = dict.fromkeys(STRICT, 0)
+    empty_on_partial = dict.fromkeys(STRICT, 0)
+    for query in data["queries"]:
+        wanted = set(query["relevant"])
+        for tool in TOOLS:
+            arguments = _arguments(tool, query)
+            if arguments is None:
+                continue
+            found = [names[ref] for ref in _ranked(tool, svc.invoke(tool, caller, arguments).result)][:K]
+            hit = [i for i, ref in enumerate(found) if ref in wanted]
+            rows[tool][query["class"]].append((len(hit) / len(wanted), 1 / (hit[0] + 1) if hit else 0.0))
+            if tool in STRICT and query["query"].strip():
+                returned[tool] += len(found)
+                holding[tool] += sum(holds_every_term(by_id[ref], query["query"]) for ref in found)
+                if query["class"] == "partial" and not found:
+                    empty_on_partial[tool] += 1
+    partial = sum(q["class"] == "partial" for q in data["queries"])
+    out: dict[str, Any] = {}
+    for tool, classes in rows.items():
+        every = [r for values in classes.values() for r in values]
+        out[tool] = {
+            "classes": {cls: _summary(values) for cls, values in sorted(classes.items())},
+            "all": _summary(every),
+        }
+        if tool in STRICT:
+            out[tool]["strict_precision"] = round(holding[tool] / returned[tool], 4) if returned[tool] else None
+            out[tool]["strict_returned"] = returned[tool]
+            out[tool]["partial_answered_nothing"] = f"{empty_on_partial[tool]}/{partial}"
+    return out
+
+
+def _summary(values: list[tuple[float, float]]) -> dict[str, Any]:
+    n = len(values)
+    return {
+        "n": n,
+        "recall_at_5": round(sum(r for r, _ in values) / n, 3) if n else None,
+        "mrr": round(sum(m for _, m in values) / n, 3) if n else None,
+    }
+
+
+@contextmanager
+def sqlite_ports(workdir: Path) -> Iterator[Any]:
+    from mnemo.backends.sqlite import SqliteBackend
+
+    backend = SqliteBackend(workdir / "quality.db")
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+@contextmanager
+def aws_ports() -> Iterator[Any]:
+    from mnemo.backends.aws import AwsBackend, Tables
+    from mnemo.backends.aws.clients import dynamodb_client
+    from mnemo.local.tables import create_tables
+
+    from tests.support.aws_stack import aws_settings, moto_server
+    from tests.support.opensearch_node import OpenSearchNode, fetch
+
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
+        os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
+    fetch()
+    node = OpenSearchNode().start()
+    try:
+        with moto_server() as dynamodb_url:
+            cfg = aws_settings(dynamodb_url, node.url, opensearch_refresh="false")
+            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
+            backend = AwsBackend.from_settings(cfg)
+            try:
+                yield backend
+            finally:
+                backend.close()
+    finally:
+        node.stop()
+
+
+def run(workdir: Path, backends: tuple[str, ...] = ("sqlite", "aws")) -> dict[str, Any]:
+    import time
+
+    data = quality_set.load()
+    out: dict[str, Any] = {
+        "set": {
+            "memories": len(data["memories"]),
+            "queries": len(data["queries"]),
+            "classes": {c: sum(q["class"] == c for q in data["queries"]) for c in _classes(data)},
+            "languages": {lang: sum(m["lang"] == lang for m in data["memories"]) for lang in ("en", "zh", "ja")},
+        },
+        "backends": {},
+    }
+    for name in backends:
+        started = time.perf_counter()
+        if name == "aws":
+            from bench.cost import available
+
+            ok, reason = available()
+            if not ok:
+                out["backends"][name] = {"status": "not run", "reason": reason}
+                continue
+            context = aws_ports()
+        else:
+            context = sqlite_ports(Path(tempfile.mkdtemp(prefix="quality-", dir=workdir)))
+        with context as ports:
+            (svc, caller), names = _load(ports, data)
+            if name == "aws":
+                ports.index.client.indices.refresh(index=ports.index.alias)
+            out["backends"][name] = {"status": "done", "tools": evaluate(svc, caller, names, data)}
+        out["backends"][name]["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def _classes(data: dict[str, Any]) -> list[str]:
+    return list(dict.fromkeys(q["class"] for q in data["queries"]))
+
+
+def markdown(res: dict[str, Any]) -> list[str]:
+    s = res["set"]
+    classes = list(s["classes"])
+    lines = [
+        f"The labelled set `bench/data/quality.json` (`bench/quality_set.py`): {s['memories']} memories "
+        f"({', '.join(f'{n} {lang}' for lang, n in s['languages'].items())}), {s['queries']} queries "
+        f"({', '.join(f'{c} {n}' for c, n in s['classes'].items())}). recall@5 / MRR per tool and class; "
+        "`memory_search` is not asked the path_filter queries.",
+        "",
+    ]
+    for backend, b in res["backends"].items():
+        if b.get("status") != "done":
+            lines += [f"**{backend}**: not run ({b.get('reason')})", ""]
+            continue
+        lines += [f"**{backend}** ({b['seconds']} s)", ""]
+        header = ["tool", *classes, "all"]
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for tool, t in b["tools"].items():
+            cells = [tool]
+            for cls in [*classes, "all"]:
+                c = t["all"] if cls == "all" else t["classes"].get(cls)
+                cells.append(f"{c['recall_at_5']} / {c['mrr']}" if c and c["n"] else "–")
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        strict = [
+            f"`{tool}` {t['strict_precision']} ({t['strict_returned']} results; answered nothing to "
+            f"{t['partial_answered_nothing']} partial queries)"
+            for tool, t in b["tools"].items()
+            if "strict_precision" in t
+        ]
+        lines += ["Strict precision (results holding every query term): " + "; ".join(strict) + ".", ""]
+    return lines
