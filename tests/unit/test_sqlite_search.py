@@ -166,6 +166,21 @@ def test_prefixes_and_stems_match_the_reference_rule(backend) -> None:
         assert _answer(backend, query) == reference(records, query), q
 
 
+def test_a_known_word_expands_to_few_longer_words_and_a_partial_one_to_more(backend) -> None:
+    # Given words that start with "span": the word itself, and longer ones of different frequencies
+    records = {"span": _add(backend, "the span of control")}
+    for word, count in (("spanish", 5), ("spanner", 3), ("spaniel", 1)):
+        added = [_add(backend, f"a {word} here {i}") for i in range(count)]
+        records[word] = added[0]
+    # When recall looks for the known word, it matches its stem and the two most frequent longer words
+    found = {h.record.id for h in backend.index.search(_query("span", 20, mode="any", prefix=True))}
+    assert records["span"].id in found and records["spanish"].id in found and records["spanner"].id in found
+    assert records["spaniel"].id not in found
+    # and a word being typed ("spa", no memory holds it) matches every longer word, up to eight
+    found = {h.record.id for h in backend.index.search(_query("spa", 20, mode="any", prefix=True))}
+    assert {r.id for r in records.values()} <= found
+
+
 def test_working_memories_come_first_however_low_they_score(backend) -> None:
     records = [_add(backend, "alpha", minutes=i) for i in range(50)]
     records += [_add(backend, "alpha " + "filler " * 40, kind="working", minutes=i) for i in range(2)]

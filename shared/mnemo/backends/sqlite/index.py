@@ -37,6 +37,7 @@ costs what its top postings cost, not what its matches do.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
@@ -61,8 +62,9 @@ SCALE = 10_000
 #: the prefix of a key that holds a word as written (only words that differ from their stem)
 SURFACE = "="
 
-#: a prefix matches at most this many keys (the most frequent), beside the term's own stem
-MAX_EXPANSIONS = 8
+#: a prefix matches at most this many keys (the most frequent), beside the term's own stem; a word
+#: the project holds (its stem is a key: its inflections match already) at most ``MAX_EXPANSIONS_KNOWN``
+MAX_EXPANSIONS, MAX_EXPANSIONS_KNOWN = 8, 2
 
 #: postings read per key in the first round (at least), and at most before the fallback
 MIN_SIZE, MAX_SIZE = 32, 4096
@@ -141,17 +143,18 @@ def _plan(conn: sqlite3.Connection, query: IndexQuery) -> list[_Term]:
         if row is not None:
             keys[row[0]] = row[1]
         if term.prefix:
-            keys.update(_expansions(conn, project, term, exclude=keys))
+            most = MAX_EXPANSIONS_KNOWN if keys else MAX_EXPANSIONS
+            keys.update(_expansions(conn, project, term, exclude=keys, most=most))
         out.append(_Term(term.text, keys, idf(max(keys.values(), default=0), docs)))
     return out
 
 
 def _expansions(
-    conn: sqlite3.Connection, project: str, term: text.QueryTerm, exclude: dict[int, int]
+    conn: sqlite3.Connection, project: str, term: text.QueryTerm, exclude: dict[int, int], most: int
 ) -> dict[int, int]:
     """The keys a prefix term matches beyond its stem: stems (and CJK terms) that start with it,
-    and words as written that start with it whose stem is not among those; the most frequent
-    ``MAX_EXPANSIONS``."""
+    and words as written that start with it whose stem is not among those; the ``most`` most
+    frequent."""
     ranges = [(term.text, term.text + _TOP)]
     if not text.is_cjk(term.text):
         ranges.append((SURFACE + term.text, SURFACE + term.text + _TOP))
@@ -160,7 +163,7 @@ def _expansions(
         found += conn.execute(
             "SELECT df, id, key FROM index_terms WHERE project_id = ? AND key >= ? AND key < ?"
             " ORDER BY df DESC LIMIT ?",
-            (project, low, high, 4 * MAX_EXPANSIONS),
+            (project, low, high, 4 * most),
         ).fetchall()
     stems = {key for _, _, key in found if not key.startswith(SURFACE)} | {term.stem}
     chosen = [
@@ -169,7 +172,7 @@ def _expansions(
         if key_id not in exclude and not (key.startswith(SURFACE) and text.stem(key[1:]) in stems)
     ]
     chosen.sort(reverse=True)
-    return {key_id: df for df, key_id in chosen[:MAX_EXPANSIONS]}
+    return {key_id: df for df, key_id in chosen[:most]}
 
 
 # -- the threshold algorithm -------------------------------------------------------------------
@@ -243,18 +246,26 @@ class _Search:
                 "SELECT doc, impact FROM postings WHERE term = ? ORDER BY impact DESC, doc DESC LIMIT ? OFFSET ?",
                 (key, size - done, done),
             ).fetchall()
-            multi, several = self.multi, len(owners) > 1
-            for doc, impact in rows:
-                seen = partial.get(doc)
-                if seen is None:
-                    seen = partial[doc] = [0] * n
-                    if several:
-                        multi.add(doc)
-                elif n > 1 and doc not in multi and any(seen[j] for j in range(n) if j not in owners):
-                    multi.add(doc)
-                for i in owners:
+            multi = self.multi
+            if len(owners) == 1:  # the usual case, kept tight: this loop runs once per posting read
+                i = owners[0]
+                for doc, impact in rows:
+                    seen = partial.get(doc)
+                    if seen is None:
+                        seen = partial[doc] = [0] * n
+                    elif not seen[i]:
+                        multi.add(doc)  # read before, for another term
                     if impact > seen[i]:
                         seen[i] = impact
+            else:
+                for doc, impact in rows:
+                    seen = partial.get(doc)
+                    if seen is None:
+                        seen = partial[doc] = [0] * n
+                    multi.add(doc)  # the key serves several terms
+                    for i in owners:
+                        if impact > seen[i]:
+                            seen[i] = impact
             self.lists.setdefault(key, []).extend(rows)
             self.read[key] = done + len(rows)
             if rows:
@@ -282,23 +293,64 @@ class _Search:
             return sum(caps)
         return max(sum(caps[i] for i in group) for group in self.groups)  # one group's terms at most
 
-    def holding_several_groups(self) -> set[int]:
-        """Every document that holds terms of two or more groups: each group's documents (but the
-        commonest group's), kept when they hold a term of a commoner group (lookups only, inside
-        SQLite). Terms of one group (a CJK word's character pairs) go together anyway: looking up
+    def holding_several_groups(self) -> dict[int, list[int]]:
+        """Every document that holds terms of two or more groups, with each term's impact in it:
+        each group's documents (but the commonest group's) that hold a term of a commoner group
+        (lookups only, inside SQLite; a document found by several of these has its impacts from
+        each). Terms of one group (a CJK word's character pairs) go together anyway: looking up
         which documents hold several of them would find most of their documents."""
         order = sorted(self.groups, key=self._group_df)
-        found: set[int] = set()
+        found: dict[int, list[int]] = {}
         for i, group in enumerate(order[:-1]):
-            later = [self.terms[t] for g in order[i + 1 :] for t in g]
-            holds = " OR ".join(
-                f"EXISTS (SELECT 1 FROM postings q WHERE q.doc = p.doc AND q.term {_in(list(t.keys))})" for t in later
-            )
-            for term in (self.terms[t] for t in group):
-                sql = f"SELECT p.doc FROM postings p WHERE p.term {_in(list(term.keys))} AND ({holds})"
-                params = [*term.keys, *(key for t in later for key in t.keys)]
-                found.update(row[0] for row in self.conn.execute(sql, params))
+            later = [t for g in order[i + 1 :] for t in g]
+            for driver in group:
+                self._cooccurring(driver, later, every=False, into=found)
         return found
+
+    def _cooccurring(self, driver: int, others: list[int], *, every: bool, into: dict[int, list[int]]) -> None:
+        """The documents of term ``driver`` that hold all (``every``) or any of the ``others``,
+        with the impacts of the driver and of the others in them, merged into ``into``."""
+        lookups = ", ".join(
+            f"(SELECT max(q.impact) FROM postings q WHERE q.doc = p.doc AND q.term {_in(list(self.terms[t].keys))})"
+            f" AS j{n}"
+            for n, t in enumerate(others)
+        )
+        held = (" AND " if every else " OR ").join(f"j{n} IS NOT NULL" for n in range(len(others)))
+        keys = list(self.terms[driver].keys)
+        sql = (
+            f"WITH x AS MATERIALIZED (SELECT p.doc AS doc, p.impact AS i, {lookups} FROM postings p"
+            f" WHERE p.term {_in(keys)}) SELECT * FROM x WHERE {held}"
+        )
+        params = [*(key for t in others for key in self.terms[t].keys), *keys]
+        n = len(self.terms)
+        for doc, impact, *found in self.conn.execute(sql, params):
+            impacts = into.get(doc)
+            if impacts is None:
+                impacts = into[doc] = [0] * n
+            impacts[driver] = max(impacts[driver], impact)
+            for t, value in zip(others, found, strict=True):
+                if value and value > impacts[t]:
+                    impacts[t] = value
+
+    def take_best(self, candidates: dict[int, list[int]], limit: int) -> None:
+        """Of documents whose impacts are all known, score the best ones that pass the filters:
+        in score order, in batches, until ``limit`` pass and the next scores less (ties at the
+        ``limit``-th score are all checked: the newest of them wins)."""
+        idfs = [t.idf for t in self.terms]
+        ranked = sorted(
+            ((sum(w * i for w, i in zip(idfs, impacts, strict=True)), doc) for doc, impacts in candidates.items()),
+            reverse=True,
+        )
+        start, batch = 0, max(2 * limit, 16)
+        while start < len(ranked):
+            kth = self.kth(limit)
+            if ranked[start][0] < kth:
+                break
+            chunk = ranked[start : start + batch]
+            start += batch
+            batch *= 2
+            self.check({doc: (score, tuple(candidates[doc])) for score, doc in chunk})
+        self.judged.update(candidates)
 
     def _group_df(self, group: list[int]) -> int:
         return sum(sum(self.terms[t].keys.values()) for t in group)
@@ -319,12 +371,14 @@ class _Search:
 
     def likely_kth(self, limit: int) -> float:
         """What the ``limit``-th best score will be at least, if the documents read pass the
-        filters (only to decide when to judge): a key's ``limit``-th posting read, weighed."""
-        best = -math.inf
-        for key, rows in self.lists.items():
-            if len(rows) >= limit:
-                best = max(best, sum(self.terms[i].idf for i in self.owners[key]) * rows[limit - 1][1])
-        return best
+        filters (only to decide when to judge): the ``limit``-th best of what was read of the
+        documents at the head of each key's postings."""
+        heads = {doc for rows in self.lists.values() for doc, _ in rows[:limit]}
+        if len(heads) < limit:
+            return -math.inf
+        idfs = [t.idf for t in self.terms]
+        least = (sum(w * i for w, i in zip(idfs, self.partial[doc], strict=True)) for doc in heads)
+        return heapq.nlargest(limit, least)[-1]
 
     def judge(self, limit: int) -> None:
         """Judge the read documents that could make the answer, most promising first: those read
@@ -390,10 +444,9 @@ class _Search:
             self.evaluate([doc for _, _, doc, exact in chunk if not exact])
             kth = self.kth(limit)
 
-    def evaluate(self, docs: Sequence[int], *, top: int | None = None) -> None:
+    def evaluate(self, docs: Sequence[int]) -> None:
         """Score these documents exactly (those that pass the filters, and hold every term for
-        ``all``), in one statement; with ``top``, keep only the best ``top`` of them (ranked
-        inside SQLite: the others cannot make an answer of that many)."""
+        ``all``), in one statement."""
         docs = [doc for doc in docs if doc not in self.judged]
         if not docs:
             return
@@ -414,10 +467,6 @@ class _Search:
         sql = f"WITH e AS MATERIALIZED ({sql}) SELECT seq, updated_at, {columns} FROM e WHERE {held}"
         idfs = [t.idf for t in self.terms]
         params: list[Any] = [*(key for t in self.terms for key in t.keys), json.dumps(docs), *self.params]
-        if top is not None:
-            score = " + ".join(f"? * coalesce(i{i}, 0)" for i in range(n))
-            sql += f" ORDER BY {score} DESC, updated_at DESC LIMIT ?"
-            params += [*idfs, top]
         for doc, updated_at, *found in self.conn.execute(sql, params):
             impacts_of = tuple(i or 0 for i in found)
             self.scored[doc] = (sum(w * i for w, i in zip(idfs, impacts_of, strict=True)), updated_at, impacts_of)
@@ -436,17 +485,13 @@ class _Search:
             score, impacts = docs[doc]
             self.scored[doc] = (score, updated_at, impacts)
 
-    def holding_every_term(self) -> list[int]:
-        """Every document that holds every term: the rarest term's documents, kept when they hold
-        the others (lookups only, inside SQLite)."""
-        rarest = min(self.terms, key=lambda t: sum(t.keys.values()))
-        others = [t for t in self.terms if t is not rarest]
-        holds = "".join(
-            f" AND EXISTS (SELECT 1 FROM postings q WHERE q.doc = p.doc AND q.term {_in(list(t.keys))})" for t in others
-        )
-        sql = f"SELECT DISTINCT p.doc FROM postings p WHERE p.term {_in(list(rarest.keys))}{holds}"
-        params = [*rarest.keys, *(key for t in others for key in t.keys)]
-        return [row[0] for row in self.conn.execute(sql, params)]
+    def holding_every_term(self, limit: int) -> None:
+        """Every document that holds every term (the rarest term's documents that hold the others,
+        looked up inside SQLite, with their impacts), the best of them scored."""
+        rarest = min(range(len(self.terms)), key=lambda t: sum(self.terms[t].keys.values()))
+        found: dict[int, list[int]] = {}
+        self._cooccurring(rarest, [t for t in range(len(self.terms)) if t != rarest], every=True, into=found)
+        self.take_best({doc: impacts for doc, impacts in found.items() if doc not in self.judged}, limit)
 
     def matched(self, doc: int) -> tuple[str, ...]:
         impacts = self.scored[doc][2]
@@ -571,8 +616,9 @@ class SqliteSearchIndex:
             # Terms that seldom meet make a sum threshold fall only when their postings are read
             # deep. Knowing which documents hold several of them (lookups through the rarer terms'
             # postings, inside SQLite) leaves each of the others to its own group's threshold.
-            search.several = search.holding_several_groups()
-            search.evaluate(sorted(search.several), top=limit)
+            several = search.holding_several_groups()
+            search.several = set(several)
+            search.take_best(several, limit)
         size = max(self.min_size, 2 * limit)
         rounds = 0
         while True:
@@ -591,14 +637,14 @@ class SqliteSearchIndex:
                 # The best postings of terms that seldom meet hardly make documents holding them
                 # all. The rarest term is rare enough to go through its postings: the documents
                 # holding every term, exactly, looked up inside SQLite.
-                search.evaluate(search.holding_every_term(), top=limit)
+                search.holding_every_term(limit)
                 return self._hits(conn, search, self._best(search, -math.inf, limit))
             if size < self.max_size:
                 size = min(4 * size, self.max_size)
                 continue
             if every:
                 # bounded reading found too few: every document holding all terms, whatever it costs
-                search.evaluate(search.holding_every_term(), top=limit)
+                search.holding_every_term(limit)
                 return self._hits(conn, search, self._best(search, -math.inf, limit))
             if query.mode == "any" and len(search.scored) >= limit:
                 # best effort (``any``): answer from the documents read, when enough pass
