@@ -69,6 +69,10 @@ MAX_EXPANSIONS, MAX_EXPANSIONS_KNOWN = 8, 2
 #: postings read per key in the first round (at least), and at most before the fallback
 MIN_SIZE, MAX_SIZE = 32, 4096
 
+#: a group of terms whose postings number this share of the project's documents or more (1/8)
+#: is left out of the co-occurrence lookups of an ``any`` query (``_Search.common``)
+COMMON_SHARE = 8
+
 #: when an ``all`` query of several terms has no answer after ``DRIVE_AFTER`` rounds, it looks up,
 #: inside SQLite, which documents hold all its terms, if its rarest term has at most ``DRIVE`` postings
 DRIVE, DRIVE_AFTER = 8192, 1
@@ -130,7 +134,8 @@ class _Term:
     idf: float = 0.0
 
 
-def _plan(conn: sqlite3.Connection, query: IndexQuery) -> list[_Term]:
+def _plan(conn: sqlite3.Connection, query: IndexQuery) -> tuple[list[_Term], int]:
+    """The query's terms as the index sees them, and the project's document count."""
     project = query.scope.project_id
     docs_row = conn.execute("SELECT docs FROM index_stats WHERE project_id = ?", (project,)).fetchone()
     docs = docs_row[0] if docs_row else 0
@@ -146,7 +151,7 @@ def _plan(conn: sqlite3.Connection, query: IndexQuery) -> list[_Term]:
             most = MAX_EXPANSIONS_KNOWN if keys else MAX_EXPANSIONS
             keys.update(_expansions(conn, project, term, exclude=keys, most=most))
         out.append(_Term(term.text, keys, idf(max(keys.values(), default=0), docs)))
-    return out
+    return out, docs
 
 
 def _expansions(
@@ -219,8 +224,11 @@ class _Search:
     groups: list[list[int]] = field(default_factory=list)
     group_of: list[int] = field(default_factory=list)  # term → its group
     #: every document holding terms of two or more groups (``any``), once worked out; a document
-    #: outside it holds terms of one group at most
+    #: outside it holds terms of one group at most, besides those of ``common``
     several: set[int] | None = None
+    #: the terms of a group left out of ``several`` (a very common one: looking up which documents
+    #: hold it would go through most of the others' postings, and it adds little to a score)
+    common: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for i, term in enumerate(self.terms):
@@ -291,7 +299,10 @@ class _Search:
             return -math.inf
         if self.several is None:
             return sum(caps)
-        return max(sum(caps[i] for i in group) for group in self.groups)  # one group's terms at most
+        # documents holding terms of several groups were all judged: the others hold one group's
+        # terms at most, and the common group's
+        others = [sum(caps[i] for i in group) for group in self.groups if group != self.common]
+        return max(others, default=0.0) + sum(caps[i] for i in self.common)
 
     def holding_several_groups(self) -> dict[int, list[int]]:
         """Every document that holds terms of two or more groups, with each term's impact in it:
@@ -299,36 +310,42 @@ class _Search:
         (lookups only, inside SQLite; a document found by several of these has its impacts from
         each). Terms of one group (a CJK word's character pairs) go together anyway: looking up
         which documents hold several of them would find most of their documents."""
-        order = sorted(self.groups, key=self._group_df)
+        order = sorted((g for g in self.groups if g != self.common), key=self._group_df)
         found: dict[int, list[int]] = {}
         for i, group in enumerate(order[:-1]):
             later = [t for g in order[i + 1 :] for t in g]
             for driver in group:
-                self._cooccurring(driver, later, every=False, into=found)
+                self._cooccurring(driver, later, every=False, into=found, also=self.common)
         return found
 
-    def _cooccurring(self, driver: int, others: list[int], *, every: bool, into: dict[int, list[int]]) -> None:
+    def _cooccurring(
+        self, driver: int, others: list[int], *, every: bool, into: dict[int, list[int]], also: Sequence[int] = ()
+    ) -> None:
         """The documents of term ``driver`` that hold all (``every``) or any of the ``others``,
-        with the impacts of the driver and of the others in them, merged into ``into``."""
-        lookups = ", ".join(
-            f"(SELECT max(q.impact) FROM postings q WHERE q.doc = p.doc AND q.term {_in(list(self.terms[t].keys))})"
-            f" AS j{n}"
-            for n, t in enumerate(others)
+        with the impacts of the driver, of the others and of the terms ``also`` in them, merged
+        into ``into``. One statement: the driver's postings, each joined to the others' through
+        ``postings_doc`` (a join costs a third of a correlated subquery; a term of several keys may
+        give a document several rows, merged here by their best impact)."""
+        join = "JOIN" if every else "LEFT JOIN"
+        joined = [*others, *also]
+        joins = "".join(
+            f" {join if n < len(others) else 'LEFT JOIN'} postings q{n} ON q{n}.doc = p.doc"
+            f" AND q{n}.term {_in(list(self.terms[t].keys))}"
+            for n, t in enumerate(joined)
         )
-        held = (" AND " if every else " OR ").join(f"j{n} IS NOT NULL" for n in range(len(others)))
+        held = "" if every else " AND (" + " OR ".join(f"q{n}.impact IS NOT NULL" for n in range(len(others))) + ")"
         keys = list(self.terms[driver].keys)
-        sql = (
-            f"WITH x AS MATERIALIZED (SELECT p.doc AS doc, p.impact AS i, {lookups} FROM postings p"
-            f" WHERE p.term {_in(keys)}) SELECT * FROM x WHERE {held}"
-        )
-        params = [*(key for t in others for key in self.terms[t].keys), *keys]
+        columns = ", ".join(f"q{n}.impact" for n in range(len(joined)))
+        sql = f"SELECT p.doc, p.impact, {columns} FROM postings p{joins} WHERE p.term {_in(keys)}{held}"
+        params = [*(key for t in joined for key in self.terms[t].keys), *keys]
         n = len(self.terms)
         for doc, impact, *found in self.conn.execute(sql, params):
             impacts = into.get(doc)
             if impacts is None:
                 impacts = into[doc] = [0] * n
-            impacts[driver] = max(impacts[driver], impact)
-            for t, value in zip(others, found, strict=True):
+            if impact > impacts[driver]:
+                impacts[driver] = impact
+            for t, value in zip(joined, found, strict=True):
                 if value and value > impacts[t]:
                     impacts[t] = value
 
@@ -358,7 +375,7 @@ class _Search:
     def several_cost(self) -> int:
         """Lookups ``holding_several_groups`` makes (at most): each posting of a group but the
         commonest, once per key of the commoner groups."""
-        order = sorted(self.groups, key=self._group_df)
+        order = sorted((g for g in self.groups if g != self.common), key=self._group_df)
         keys = [sum(len(self.terms[t].keys) for t in g) for g in order]
         return sum(self._group_df(g) * sum(keys[i + 1 :]) for i, g in enumerate(order[:-1]))
 
@@ -386,53 +403,80 @@ class _Search:
         impact with every other term's most could not reach the ``limit``-th best score."""
         caps = self.caps()
         heads = {doc for rows in self.lists.values() for doc, _ in rows[:limit]}
-        self._judge(heads if self.several is not None else self.multi | heads, limit, caps)
+        # documents read for several terms first: the head scan below bounds a document by what
+        # it was read for plus the others' caps, which holds only for documents read for one term
+        self._judge(self.multi | heads, limit, caps)
         kth = self.kth(limit)
         candidates = set()
         for key, rows in self.lists.items():
             owners = self.owners[key]
-            weight = sum(self.terms[i].idf for i in owners)
-            # what the document's other terms can add: any term's, or (``several`` known and the
-            # document not in it) only its own group's
-            reach = self.groups[self.group_of[owners[0]]] if self.several is not None else range(len(caps))
-            total = sum(caps[i] for i in reach)
-            rest = total - sum(caps[i] for i in owners if i in reach)
+            rest = self._rest(owners, caps)
+            weight = sum(self.terms[i].idf for i in owners if len(self.terms[i].keys) == 1)
+            # a term of several keys may hold a better impact in a key not read that far
+            spread = [(self.terms[i].idf, caps[i]) for i in owners if len(self.terms[i].keys) > 1]
             for doc, impact in rows:
-                if max(weight * impact + rest, total) < kth:
+                most = weight * impact + sum(max(w * impact, cap) for w, cap in spread) + rest
+                if most < kth:
                     break  # and so is every later posting of this key
                 candidates.add(doc)
         self._judge(candidates, limit, caps)
 
+    def _rest(self, owners: list[int], caps: list[float]) -> float:
+        """The most a document read for these terms can get from the others: any term's, or
+        (``several`` known, the document not in it) its own group's and the common group's."""
+        if self.several is None:
+            return sum(caps) - sum(caps[i] for i in owners)
+        group = self.groups[self.group_of[owners[0]]]
+        common = sum(caps[i] for i in self.common)
+        if group == self.common:
+            others = [sum(caps[i] for i in g) for g in self.groups if g != self.common]
+            return common - sum(caps[i] for i in owners) + max(others, default=0.0)
+        return sum(caps[i] for i in group) - sum(caps[i] for i in owners if i in group) + common
+
     def _judge(self, docs: Iterable[int], limit: int, caps: list[float]) -> None:
+        # runs once per document considered: kept tight (local names, no per-document lists of groups)
         idfs = [t.idf for t in self.terms]
         several_keys = [len(t.keys) > 1 for t in self.terms]
+        terms = range(len(idfs))
         candidates: list[tuple[float, float, int, bool]] = []  # (at most, at least, doc, exact)
-        several_docs = self.several
+        several_docs, judged, partial, every = self.several, self.judged, self.partial, self.every
+        common = self.common
+        common_set = set(common)
+        others = [g for g in self.groups if g != common]  # the groups a document may hold one of
+        group_of = [others.index(g) if g != common else -1 for g in (self.groups[self.group_of[i]] for i in terms)]
         for doc in docs:
-            if doc in self.judged:
+            if doc in judged:
                 continue
-            seen = self.partial[doc]
-            if several_docs is not None and doc not in several_docs:
-                # it holds one group's terms at most: the others add nothing
-                group = self.groups[self.group_of[next(i for i, impact in enumerate(seen) if impact)]]
-                doc_caps = [cap if i in group else 0.0 for i, cap in enumerate(caps)]
-            else:
-                doc_caps = caps
-            most = least = 0.0
-            exact, qualifies = True, True
-            for w, impact, cap, several in zip(idfs, seen, doc_caps, several_keys, strict=True):
-                known = w * impact
+            seen = partial[doc]
+            most_of = [0.0] * len(idfs)  # per term: the most it can add
+            least = 0.0
+            exact = qualifies = True
+            for i in terms:
+                impact, cap = seen[i], caps[i]
+                known = idfs[i] * impact
                 least += known
-                if impact and (not several or known >= cap):
-                    most += known  # read for this term: nothing unread of it can be better
+                if impact and (not several_keys[i] or known >= cap):
+                    most_of[i] = known  # read for this term: nothing unread of it can be better
                 elif not impact and not cap:
-                    qualifies = qualifies and not self.every  # read to its end without it
+                    qualifies = qualifies and not every  # read to its end without this document
                 else:
-                    most += max(known, cap)
+                    most_of[i] = known if known > cap else cap
                     exact = False
             if not qualifies:
-                self.judged.add(doc)
+                judged.add(doc)
                 continue
+            if several_docs is None or doc in several_docs:
+                most = sum(most_of)
+            else:
+                # it holds one group's terms at most, besides the common group's: the group it was
+                # read for, or (read for the common group only) the one that would add the most
+                held = next((group_of[i] for i in terms if seen[i] and i not in common_set), -1)
+                pool = [others[held]] if held >= 0 else others
+                sums = [sum(most_of[i] for i in g) for g in pool]
+                most = max(sums, default=0.0) + sum(most_of[i] for i in common)
+                exact = all(most_of[i] == idfs[i] * seen[i] for g in pool for i in g) and all(
+                    most_of[i] == idfs[i] * seen[i] for i in common
+                )
             candidates.append((most, least, doc, exact))
         candidates.sort(reverse=True)
         kth, start, batch = self.kth(limit), 0, max(limit, 16)
@@ -452,24 +496,30 @@ class _Search:
             return
         self.judged.update(docs)
         n = len(self.terms)
-        impacts = ", ".join(
-            f"(SELECT max(p.impact) FROM postings p WHERE p.doc = m.seq AND p.term {_in(list(t.keys))}) AS i{i}"
+        # each term's postings joined through postings_doc (``all``: all must be there); a term
+        # of several keys may give a document several rows, merged by their best impact
+        join = "JOIN" if self.every else "LEFT JOIN"
+        joins = "".join(
+            f" {join} postings q{i} ON q{i}.doc = m.seq AND q{i}.term {_in(list(t.keys))}"
             for i, t in enumerate(self.terms)
         )
+        columns = ", ".join(f"q{i}.impact" for i in range(n))
         sql = (
-            f"SELECT m.seq AS seq, m.updated_at AS updated_at, {impacts} FROM json_each(?) AS c"
-            " CROSS JOIN memories m ON m.seq = c.value"
-            f" WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
+            f"SELECT m.seq, m.updated_at, {columns} FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
+            f"{joins} WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
         )
-        columns = ", ".join(f"i{i}" for i in range(n))
-        held = " AND ".join(f"i{i} IS NOT NULL" for i in range(n)) if self.every else "1"
-        # materialised: flattened, each lookup would run again for every use of its column
-        sql = f"WITH e AS MATERIALIZED ({sql}) SELECT seq, updated_at, {columns} FROM e WHERE {held}"
         idfs = [t.idf for t in self.terms]
-        params: list[Any] = [*(key for t in self.terms for key in t.keys), json.dumps(docs), *self.params]
+        params: list[Any] = [json.dumps(docs), *(key for t in self.terms for key in t.keys), *self.params]
+        found_impacts: dict[int, tuple[str, list[int]]] = {}
         for doc, updated_at, *found in self.conn.execute(sql, params):
-            impacts_of = tuple(i or 0 for i in found)
-            self.scored[doc] = (sum(w * i for w, i in zip(idfs, impacts_of, strict=True)), updated_at, impacts_of)
+            seen = found_impacts.get(doc)
+            if seen is None:
+                seen = found_impacts[doc] = (updated_at, [0] * n)
+            for i, value in enumerate(found):
+                if value and value > seen[1][i]:
+                    seen[1][i] = value
+        for doc, (updated_at, impacts) in found_impacts.items():
+            self.scored[doc] = (sum(w * i for w, i in zip(idfs, impacts, strict=True)), updated_at, tuple(impacts))
 
     def check(self, docs: dict[int, tuple[float, tuple[int, ...]]]) -> None:
         """Filter documents whose score is known already."""
@@ -592,26 +642,30 @@ class SqliteSearchIndex:
         if not query.terms:
             return []
         conn = self.db.conn()
-        plan = _plan(conn, query)
+        plan, docs = _plan(conn, query)
         if query.mode == "all" and not all(term.keys for term in plan):
             return []  # a term no memory of the project holds
         if not any(term.keys for term in plan):
             return []
         if not query.prefer_working:
-            return self._top(conn, query, plan, "", query.limit)
-        hits = self._top(conn, query, plan, " AND m.kind_fold = 'working'", query.limit)
+            return self._top(conn, query, plan, docs, "", query.limit)
+        hits = self._top(conn, query, plan, docs, " AND m.kind_fold = 'working'", query.limit)
         if len(hits) < query.limit:
-            hits += self._top(conn, query, plan, " AND m.kind_fold <> 'working'", query.limit - len(hits))
+            hits += self._top(conn, query, plan, docs, " AND m.kind_fold <> 'working'", query.limit - len(hits))
         return hits
 
     def _top(
-        self, conn: sqlite3.Connection, query: IndexQuery, plan: list[_Term], extra: str, limit: int
+        self, conn: sqlite3.Connection, query: IndexQuery, plan: list[_Term], docs: int, extra: str, limit: int
     ) -> list[IndexHit]:
         where, params = filter_sql(query.filter)
         terms = [term for term in plan if term.keys]
         every = query.mode == "all" and len(terms) > 1
         search = _Search(conn, terms, every, where + extra, (query.scope.workspace_id, query.scope.project_id, *params))
         rarest = min(sum(term.keys.values()) for term in terms)
+        if not every and len(search.groups) > 2:
+            commonest = max(search.groups, key=search._group_df)
+            if search._group_df(commonest) * COMMON_SHARE >= docs:
+                search.common = commonest
         if not every and len(search.groups) > 1 and search.several_cost() <= self.drive:
             # Terms that seldom meet make a sum threshold fall only when their postings are read
             # deep. Knowing which documents hold several of them (lookups through the rarer terms'
