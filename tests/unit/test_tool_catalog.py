@@ -1,5 +1,5 @@
 """What an agent reads about the tools at every session start: names, descriptions and input
-schemas within 10 KB, written for an agent (no HTTP headers, statuses or scopes), the schemas
+schemas within 11 KB, written for an agent (no HTTP headers, statuses or scopes), the schemas
 compacted without changing what they accept, and server instructions that say when to save."""
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from mnemo.api.routers.mcp import INSTRUCTIONS, build_catalog, compact_schema
 from mnemo.service.catalog import TOOLS
 
 #: what the tools/list answer costs a model at session start, as json.dumps writes it
-BUDGET_BYTES = 10_000
+#: (10 KB until the four search tools took updated_after / updated_before: 0.7 KB, kept as terse
+#: as a date-time field can be)
+BUDGET_BYTES = 11_000
 HTTP_TALK = re.compile(r"X-Project|Idempotency-Key|header|HTTP|REST|\b[45]\d\d\b|memory:(read|write|delete)|contract|§")
 
 
@@ -22,7 +24,7 @@ def agent_facing() -> list[dict]:
     return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in build_catalog()]
 
 
-def test_names_descriptions_and_input_schemas_fit_in_10_kb():
+def test_names_descriptions_and_input_schemas_fit_in_11_kb():
     size = len(json.dumps(agent_facing()))
 
     assert size <= BUDGET_BYTES, f"{size} bytes"

@@ -124,11 +124,11 @@ class MemoryIdArgs(Args):
 
 
 def _updated_after() -> Any:
-    return Field(default=None, description="Only memories updated at or after this time (RFC 3339, with offset).")
+    return Field(default=None, description="Updated at or after (RFC 3339).")
 
 
 def _updated_before() -> Any:
-    return Field(default=None, description="Only memories updated before this time (RFC 3339, with offset).")
+    return Field(default=None, description="Updated before (RFC 3339).")
 
 
 def _window_order(value: datetime | None, info: ValidationInfo) -> datetime | None:
@@ -142,14 +142,15 @@ def _window_order(value: datetime | None, info: ValidationInfo) -> datetime | No
 class MemorySearchArgs(Args):
     q: Annotated[str, Field(max_length=4096)] = Field(
         default="",
-        description=f"Words that must all occur, any inflection (the first {MAX_QUERY_TERMS} distinct terms count); "
-        "empty lists the most recently updated.",
+        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms count); empty lists "
+        "the most recently updated.",
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
     limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories.")
-    updated_after: Timestamp | None = _updated_after()
-    updated_before: Timestamp | None = _updated_before()
+    # optional, never null in the schema (tools/list is read at every session start: bytes count)
+    updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
+    updated_before: Timestamp | SkipJsonSchema[None] = _updated_before()
 
     _window = field_validator("updated_before")(_window_order)
 
@@ -206,7 +207,7 @@ LikePattern = Annotated[
 ]
 Query = Annotated[
     str,
-    Field(max_length=4096, description="Words to look for, in any language; empty lists what changed, newest first."),
+    Field(max_length=4096, description="Words to look for, in any language; empty: what changed, newest first."),
 ]
 
 
@@ -221,8 +222,9 @@ class RetrievalArgs(Args):
         default="%", description="As path_filter, over the kind; e.g. `decision`, `work%`."
     )
     prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
-    updated_after: Timestamp | None = _updated_after()
-    updated_before: Timestamp | None = _updated_before()
+    # optional, never null in the schema (tools/list is read at every session start: bytes count)
+    updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
+    updated_before: Timestamp | SkipJsonSchema[None] = _updated_before()
 
     _window = field_validator("updated_before")(_window_order)
 
