@@ -108,6 +108,15 @@ class VersionConflict(Exception):
     """A conditional write found another version (or no record) in the store."""
 
 
+class Duplicate(Exception):
+    """``MemoryStore.create(..., dedupe=True)`` found a live record of the project with the same
+    ``mnemo.text.fingerprint``; ``memory_id`` is that record's."""
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(memory_id)
+        self.memory_id = memory_id
+
+
 class IdempotencyMismatch(Exception):
     """An idempotency key was used before with other arguments."""
 
@@ -120,22 +129,33 @@ class MemoryStore(Protocol):
         transaction); elsewhere a no-op, the record store being the commit point."""
         ...
 
-    def create(self, record: MemoryRecord) -> None:
+    def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
         """Store ``record`` exactly as given (id, version, timestamps: a restore keeps them).
         Raises VersionConflict when its project already holds a record with that id; ids are
-        unique inside a project, so a copy of a project may reuse its ids."""
+        unique inside a project, so a copy of a project may reuse its ids.
+
+        Each project keeps, per ``mnemo.text.fingerprint``, a *claim*: which live record holds
+        it. The new record takes its fingerprint's claim when no live record holds it (one of an
+        expired record passes on). With ``dedupe``, a live holder makes ``create`` raise
+        ``Duplicate`` and store nothing — atomically: of two identical creates racing, one is
+        stored and the other raises."""
         ...
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         """The record, expired or not (the service hides expired ones)."""
         ...
 
-    def replace(self, record: MemoryRecord, *, expected_version: int) -> None:
-        """Write ``record`` if the stored one is at ``expected_version``; else VersionConflict."""
+    def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
+        """Write ``record`` if the stored one is at ``expected_version``; else VersionConflict.
+        When the fingerprint changes (``previous`` is the record being replaced), the record
+        gives up its old claim and takes the new one if no live record holds it."""
         ...
 
-    def delete(self, scope: Scope, memory_id: str, *, expected_version: int) -> None:
-        """Remove the record if it is at ``expected_version``; else VersionConflict."""
+    def delete(
+        self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
+    ) -> None:
+        """Remove the record if it is at ``expected_version``; else VersionConflict. Its claim goes
+        with it (``record``, the stored record, lets a backend find the claim without a read)."""
         ...
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:

@@ -25,6 +25,8 @@ another one is re-indexed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import threading
 import unicodedata
@@ -181,6 +183,23 @@ def term_matches(query_term: QueryTerm, doc_terms: Iterable[str]) -> bool:
     both backends implement."""
     wanted, prefix, typed = query_term.stem, query_term.prefix, query_term.text
     return any(stem(w) == wanted or (prefix and w.startswith(typed)) for w in doc_terms)
+
+
+# --- identical memories --------------------------------------------------------------------
+
+
+def dedupe_key(content: str) -> str:
+    """Content as the index normalises it (NFKC, case folding), with runs of whitespace as one
+    space: contents equal under it are the same memory (``recall_context`` shows them once,
+    ``memory_add`` stores them once)."""
+    return " ".join(normalise(content).split())
+
+
+def fingerprint(content: str, kind: str | None, path: str | None, team_id: str | None) -> str:
+    """What makes two memories of a project the same one for ``memory_add``: the content (as
+    ``dedupe_key``), kind and path (case-folded, as filters compare them) and team."""
+    material = [dedupe_key(content), (kind or "").casefold(), (path or "").casefold(), team_id or ""]
+    return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()
 
 
 # --- token estimate ------------------------------------------------------------------------

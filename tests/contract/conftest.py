@@ -80,6 +80,24 @@ class Tenant:
         return self.svc.invoke(tool, caller or self.admin, arguments, **headers).result
 
 
+def atomic_per_item(ports: Ports, request: pytest.FixtureRequest) -> Ports:
+    """The same backend, with moto's calls serialised on AWS: moto does not apply conditional
+    writes (transactions included) atomically across threads (docs/pitfalls.md), real DynamoDB
+    does, per item."""
+    from mnemo.backends.sqlite import SqliteBackend
+
+    if isinstance(ports, SqliteBackend):
+        return ports
+    from mnemo.backends.aws import AwsBackend
+    from mnemo.backends.aws.clients import dynamodb_client
+
+    from tests.support.aws_stack import SerialisedDynamoDB
+
+    client = dynamodb_client(request.getfixturevalue("aws_stack"))
+    SerialisedDynamoDB(client)
+    return AwsBackend(client, ports.index, ports.tables)  # type: ignore[attr-defined]
+
+
 def new_tenant(svc: Service, name: str = "t") -> Tenant:
     workspace, project = tenancy.create_workspace(svc.ports, name)
     key = tenancy.create_key(svc.ports, workspace.id, label="admin", scopes=[ADMIN])

@@ -22,6 +22,8 @@ from mnemo.ports import Comparison, IndexQuery, MemoryFilter, Ports, Scope
 from mnemo.service.catalog import TOOLS
 from mnemo.service.cleanup import PHASES, CleanupOptions, CleanupSummary, run_cleanup
 
+from tests.contract.conftest import atomic_per_item
+
 # -- helpers --------------------------------------------------------------------------------
 
 
@@ -242,23 +244,6 @@ def test_a_past_deadline_starts_no_work_and_reports_more(tenant):
     assert summary.more
     assert summary.counts["examined"] == 0
     assert set(summary.phases.values()) == {"paused"}
-
-
-def atomic_per_item(ports: Ports, request: pytest.FixtureRequest) -> Ports:
-    """The same backend, with moto's calls serialised on AWS: moto does not apply conditional
-    writes atomically across threads (docs/pitfalls.md), real DynamoDB does, per item."""
-    from mnemo.backends.sqlite import SqliteBackend
-
-    if isinstance(ports, SqliteBackend):
-        return ports
-    from mnemo.backends.aws import AwsBackend
-    from mnemo.backends.aws.clients import dynamodb_client
-
-    from tests.support.aws_stack import SerialisedDynamoDB
-
-    client = dynamodb_client(request.getfixturevalue("aws_stack"))
-    SerialisedDynamoDB(client)
-    return AwsBackend(client, ports.index, ports.tables)  # type: ignore[attr-defined]
 
 
 def test_two_runs_started_together_finish_like_one(tenant, request):

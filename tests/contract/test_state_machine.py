@@ -60,6 +60,9 @@ class Expected:
     def terms(self) -> set[str]:
         return set(text.terms(self.content)) | set(text.terms(" ".join(self.tags))) | set(text.terms(self.path or ""))
 
+    def fingerprint(self) -> str:
+        return text.fingerprint(self.content, self.kind, self.path, None)
+
 
 def _dedupe(values: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
@@ -77,6 +80,13 @@ class MemoryModel(RuleBasedStateMachine):
         self.model: dict[str, Expected] = {}
         self.gone: set[str] = set()
         self.held: dict[str, set[str]] = {}
+        #: fingerprint → the memory holding its claim (memory_add stores a memory once)
+        self.claims: dict[str, str] = {}
+
+    def release(self, memory_id: str) -> None:
+        claim = self.model[memory_id].fingerprint()
+        if self.claims.get(claim) == memory_id:
+            del self.claims[claim]
 
     def call(self, tool: str, **arguments: Any) -> Any:
         return self.tenant.call(tool, **arguments)
@@ -96,9 +106,19 @@ class MemoryModel(RuleBasedStateMachine):
 
     @rule(target=memories, content=contents, kind=kinds, tags=tags, path=paths)
     def add(self, content: str, kind: str | None, tags: list[str], path: str | None) -> str:
-        memory = self.call("memory_add", content=content, kind=kind, tags=tags, path=path).memory
+        result = self.call("memory_add", content=content, kind=kind, tags=tags, path=path)
+        memory = result.memory
+        claim = Expected(content, kind, (), path, 1).fingerprint()
+        holder = self.claims.get(claim)
+        if holder is not None:
+            # the same content, kind and path as a live memory: that memory, nothing stored
+            assert (result.deduplicated, memory.id) == (True, holder)
+            self.check(memory)
+            return str(memory.id)
+        assert result.deduplicated is False
         assert memory.id not in self.model and memory.id not in self.gone
         self.model[memory.id] = Expected(content, kind, _dedupe(tags), path, 1)
+        self.claims[claim] = memory.id
         self.remember(memory.id)
         self.check(memory)
         return str(memory.id)
@@ -138,6 +158,11 @@ class MemoryModel(RuleBasedStateMachine):
             tags=_dedupe(tags) if tags is not None else current.tags,
             version=current.version + 1,
         )
+        old, new = current.fingerprint(), self.model[memory_id].fingerprint()
+        if old != new:  # the claim follows the memory when its new content is free
+            if self.claims.get(old) == memory_id:
+                del self.claims[old]
+            self.claims.setdefault(new, memory_id)
         self.remember(memory_id)
         self.check(memory)
 
@@ -160,6 +185,7 @@ class MemoryModel(RuleBasedStateMachine):
                 self.call("memory_delete", id=memory_id)
             return
         assert self.call("memory_delete", id=memory_id).deleted.id == memory_id
+        self.release(memory_id)
         del self.model[memory_id]
         self.gone.add(memory_id)
 
@@ -171,6 +197,7 @@ class MemoryModel(RuleBasedStateMachine):
                 self.call("forget", reference=memory_id, reason="model")
             return
         assert self.call("forget", reference=memory_id, reason="model").forgotten.reference == memory_id
+        self.release(memory_id)
         del self.model[memory_id]
         self.gone.add(memory_id)
 

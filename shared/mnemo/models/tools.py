@@ -104,6 +104,9 @@ class MemoryAddArgs(Args):
         default=None,
         description="A retry with the same key and arguments returns the first result and saves nothing twice.",
     )
+    allow_duplicate: bool = Field(
+        default=False, description="Save even if a memory has the same content, kind, path and team."
+    )
 
 
 class MemoryUpdateArgs(Args):
@@ -157,6 +160,14 @@ class MemorySearchArgs(Args):
 
 class MemoryResult(Result):
     memory: Memory
+
+
+class MemoryAddResult(MemoryResult):
+    deduplicated: bool = Field(
+        default=False,
+        description="True when a memory with the same content (any case or spacing), kind, path and team was "
+        "there already: it is that memory, and nothing was saved.",
+    )
 
 
 class MemoriesResult(Result):

@@ -31,7 +31,7 @@ REGISTRY = Registry(
                 "working note (kind `working`). Search first: if a memory covers it, use memory_update."
             ),
             args=m.MemoryAddArgs,
-            result=m.MemoryResult,
+            result=m.MemoryAddResult,
             run=memories.memory_add,
             rate_class="write",
             scopes=_W,

@@ -187,7 +187,10 @@ class _Run:
         with self.ports.store.unit_of_work():
             try:
                 self.ports.store.delete(
-                    Scope(record.workspace_id, record.project_id), record.id, expected_version=record.version
+                    Scope(record.workspace_id, record.project_id),
+                    record.id,
+                    expected_version=record.version,
+                    record=record,
                 )
             except VersionConflict:
                 self.count("skipped")  # deleted by another run (or TTL) already

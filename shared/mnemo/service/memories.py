@@ -17,13 +17,14 @@ from mnemo.models.tools import (
     ForgottenRef,
     MemoriesResult,
     MemoryAddArgs,
+    MemoryAddResult,
     MemoryIdArgs,
     MemoryResult,
     MemorySearchArgs,
     MemoryUpdateArgs,
 )
 from mnemo.observability import logger
-from mnemo.ports import IdempotencyMismatch, IndexQuery, VersionConflict
+from mnemo.ports import Duplicate, IdempotencyMismatch, IndexQuery, VersionConflict
 from mnemo.service.context import CallContext
 
 
@@ -51,7 +52,7 @@ def _fingerprint(ctx: CallContext, args: MemoryAddArgs) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
+def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
     if args.team_id is not None:
         ctx.caller.require_team(args.team_id)
     if args.expires_at is not None and args.expires_at <= ctx.now:
@@ -72,10 +73,10 @@ def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
         raise Conflict("this idempotency key was used with other arguments") from None
     except VersionConflict:
         raise Conflict("a request with this idempotency key is already in progress") from None
-    return MemoryResult.model_validate(response)
+    return MemoryAddResult.model_validate(response)
 
 
-def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
+def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
     record = MemoryRecord(
         id=memory_id(),
         workspace_id=ctx.project.workspace_id,
@@ -91,10 +92,15 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryResult:
         created_at=ctx.now,
         updated_at=ctx.now,
     )
-    with ctx.ports.store.unit_of_work():
-        ctx.ports.store.create(record)
-        index_record(ctx, record)
-    return MemoryResult(project=ctx.project_ref, memory=record.public())
+    try:
+        with ctx.ports.store.unit_of_work():
+            ctx.ports.store.create(record, dedupe=not args.allow_duplicate)
+            index_record(ctx, record)
+    except Duplicate as found:
+        # the same content, kind, path and team as a live memory of the project: that memory
+        same = ctx.visible(ctx.ports.store.get(ctx.scope, found.memory_id))
+        return MemoryAddResult(project=ctx.project_ref, memory=same.public(), deduplicated=True)
+    return MemoryAddResult(project=ctx.project_ref, memory=record.public())
 
 
 def memory_get(ctx: CallContext, args: MemoryIdArgs) -> MemoryResult:
@@ -122,7 +128,7 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
             changes["tags"] = []
         updated = current.model_copy(update={**changes, "version": current.version + 1, "updated_at": ctx.now})
         try:
-            ctx.ports.store.replace(updated, expected_version=current.version)
+            ctx.ports.store.replace(updated, expected_version=current.version, previous=current)
         except VersionConflict:
             raise Conflict("memory changed while updating; read it again and retry") from None
         index_record(ctx, updated)
@@ -134,7 +140,7 @@ def delete_memory(ctx: CallContext, memory_id: str) -> None:
     with ctx.ports.store.unit_of_work():
         current = ctx.visible(ctx.ports.store.get(ctx.scope, memory_id))
         try:
-            ctx.ports.store.delete(ctx.scope, memory_id, expected_version=current.version)
+            ctx.ports.store.delete(ctx.scope, memory_id, expected_version=current.version, record=current)
         except VersionConflict:
             raise Conflict("memory changed while deleting; retry") from None
         unindex_record(ctx, current)

@@ -1,5 +1,13 @@
 """The record store: memories in one DynamoDB table (keys and encoding in ``items.py``).
 
+Claims (``MemoryStore.create``): an item ``pk = WS#…#PRJ#…``, ``sk = CLAIM#<fingerprint>`` beside
+the project's memories names the memory that holds it (``memory_id``) and expires with it
+(``ttl``). A write that changes claims is one ``TransactWriteItems``: the memory's conditional put
+or delete and the claim's conditional put or delete, so a claim and its memory never disagree and
+of two identical adds one commits and the other finds the claim taken — a conditional write, not
+a read-then-write. Only when a condition fails (the claim is held, or held by another) does a call
+read and try again. No ``MEM#`` query, scan, LSI, GSI or stream filter sees claim items.
+
 Besides the ``MemoryStore`` port it offers what the cleanup job needs of the table (``AwsMaintenance``
 composes it with the index): bounded scans, the repair marks of the sparse GSI ``repair``, batch
 reads, and the walks' checkpoints (items ``pk = MAINTENANCE``, ``sk = CHECKPOINT#<walk>``, which no
@@ -17,6 +25,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from mnemo import text
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
     MAX_LISTING_ITEMS,
@@ -30,14 +39,30 @@ from mnemo.backends.aws.items import (
     memory_key,
     memory_pk,
     record_from_item,
+    ttl_seconds,
 )
 from mnemo.backends.errors import translate_errors
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import MemoryFilter, Page, RepairMark, Scope, VersionConflict
+from mnemo.ports import Duplicate, MemoryFilter, Page, RepairMark, Scope, VersionConflict
 
 CHECKPOINT_PK = "MAINTENANCE"
 _BATCH_GET = 100
+#: a claim changed under a write (another write took or gave it up meanwhile): tries before giving up
+_CLAIM_ATTEMPTS = 4
+
+
+def _claim(record: MemoryRecord) -> str:
+    return text.fingerprint(record.content, record.kind, record.path, record.team_id)
+
+
+def _failed(exc: ClientError) -> list[str]:
+    """Per action of a cancelled transaction, its cancellation code ("None" when it was fine)."""
+    return [str(reason.get("Code") or "None") for reason in exc.response.get("CancellationReasons", [])]
+
+
+class _ClaimRace(Exception):
+    """A claim changed between a failed transaction and the next try."""
 
 
 @translate_errors(outage)
@@ -49,7 +74,87 @@ class DynamoMemoryStore:
     def unit_of_work(self) -> AbstractContextManager[None]:
         return nullcontext()  # the conditional write is the commit point
 
-    def create(self, record: MemoryRecord) -> None:
+    def _claim_key(self, record: MemoryRecord, claim: str) -> dict[str, Any]:
+        return {"pk": {"S": memory_pk(record.workspace_id, record.project_id)}, "sk": {"S": f"CLAIM#{claim}"}}
+
+    def _claim_put(self, record: MemoryRecord, claim: str, *, taking_from: str | None = None) -> dict[str, Any]:
+        """The put of ``record``'s claim: only when the claim is free, or (``taking_from``) still held
+        by that record (one that expired)."""
+        item = {**self._claim_key(record, claim), "memory_id": {"S": record.id}}
+        ttl = ttl_seconds(record.expires_at)
+        if ttl is not None:
+            item["ttl"] = {"N": str(ttl)}  # DynamoDB's TTL removes it with its memory
+        put: dict[str, Any] = {"TableName": self.table, "Item": item}
+        if taking_from is None:
+            put["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            put["ConditionExpression"] = "memory_id = :holder"
+            put["ExpressionAttributeValues"] = {":holder": {"S": taking_from}}
+        return {"Put": put}
+
+    def _claim_delete(self, record: MemoryRecord, claim: str) -> dict[str, Any]:
+        """The delete of ``record``'s claim, only if ``record`` holds it."""
+        return {
+            "Delete": {
+                "TableName": self.table,
+                "Key": self._claim_key(record, claim),
+                "ConditionExpression": "memory_id = :me",
+                "ExpressionAttributeValues": {":me": {"S": record.id}},
+            }
+        }
+
+    def _holder(self, record: MemoryRecord, claim: str) -> tuple[str | None, bool]:
+        """Who holds ``claim`` in the record's project (None: nobody), and whether that memory is
+        live (stored and not expired)."""
+        out = self.client.get_item(TableName=self.table, Key=self._claim_key(record, claim), ConsistentRead=True)
+        holder = (out.get("Item") or {}).get("memory_id", {}).get("S")
+        if holder is None:
+            return None, False
+        held = self.get(Scope(record.workspace_id, record.project_id), holder)
+        return holder, held is not None and not held.expired(utc_now())
+
+    def _transact(self, actions: list[dict[str, Any]]) -> list[str] | None:
+        """Run the actions as one transaction; None when it committed, else each action's
+        cancellation code."""
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            return _failed(exc) or ["Unknown"] * len(actions)
+        return None
+
+    def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
+        claim = _claim(record)
+        put = {
+            "Put": {
+                "TableName": self.table,
+                "Item": memory_item(record),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+        taking_from: str | None = None
+        for _ in range(_CLAIM_ATTEMPTS):
+            failed = self._transact([put, self._claim_put(record, claim, taking_from=taking_from)])
+            if failed is None:
+                return
+            if failed[0] == "ConditionalCheckFailed":
+                raise VersionConflict(record.id)
+            if failed[1] != "ConditionalCheckFailed":
+                continue  # TransactionConflict: another transaction on these items; try again
+            holder, live = self._holder(record, claim)
+            if holder is None:
+                taking_from = None  # given up meanwhile: take it as a free one
+            elif live:
+                if dedupe:
+                    raise Duplicate(holder)
+                self._put_new(record)  # a duplicate that was asked for: stored, without the claim
+                return
+            else:
+                taking_from = holder  # an expired memory's claim passes to the new one
+        raise _ClaimRace(record.id)
+
+    def _put_new(self, record: MemoryRecord) -> None:
         try:
             self.client.put_item(
                 TableName=self.table,
@@ -66,30 +171,68 @@ class DynamoMemoryStore:
         item = out.get("Item")
         return record_from_item(item) if item else None
 
-    def replace(self, record: MemoryRecord, *, expected_version: int) -> None:
+    def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=memory_item(record),
-                ConditionExpression="#v = :expected",
-                ExpressionAttributeNames={"#v": "version"},
-                ExpressionAttributeValues={":expected": {"N": str(expected_version)}},
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                raise VersionConflict(record.id) from None
-            raise
+        put: dict[str, Any] = {
+            "TableName": self.table,
+            "Item": memory_item(record),
+            "ConditionExpression": "#v = :expected",
+            "ExpressionAttributeNames": {"#v": "version"},
+            "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
+        }
+        claim = _claim(record)
+        old = _claim(previous) if previous is not None else claim
+        if old == claim:
+            try:
+                self.client.put_item(**put)
+            except ClientError as exc:
+                if is_condition_failure(exc):
+                    raise VersionConflict(record.id) from None
+                raise
+            return
+        # the fingerprint changes: give up the old claim (if held) and take the new one (if free)
+        release: dict[str, Any] | None = self._claim_delete(record, old)
+        taking_from: str | None = None
+        take = True
+        for _ in range(_CLAIM_ATTEMPTS):
+            actions = [{"Put": put}]
+            if release is not None:
+                actions.append(release)
+            if take:
+                actions.append(self._claim_put(record, claim, taking_from=taking_from))
+            failed = self._transact(actions)
+            if failed is None:
+                return
+            if failed[0] == "ConditionalCheckFailed":
+                raise VersionConflict(record.id)
+            if release is not None and failed[1] == "ConditionalCheckFailed":
+                release = None  # it did not hold its old claim
+            if take and failed[-1] == "ConditionalCheckFailed":
+                holder, live = self._holder(record, claim)
+                take, taking_from = (False, None) if live else (True, holder)
+        raise _ClaimRace(record.id)
 
-    def delete(self, scope: Scope, memory_id: str, *, expected_version: int) -> None:
+    def delete(
+        self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
+    ) -> None:
+        delete = {
+            "Delete": {
+                "TableName": self.table,
+                "Key": memory_key(scope, memory_id),
+                "ConditionExpression": "#v = :expected",
+                "ExpressionAttributeNames": {"#v": "version"},
+                "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
+            }
+        }
+        if record is not None:
+            # with its claim, when it holds it (one transaction); else the memory alone
+            failed = self._transact([delete, self._claim_delete(record, _claim(record))])
+            if failed is None:
+                return
+            if failed[0] == "ConditionalCheckFailed":
+                raise VersionConflict(memory_id)
         try:
-            self.client.delete_item(
-                TableName=self.table,
-                Key=memory_key(scope, memory_id),
-                ConditionExpression="#v = :expected",
-                ExpressionAttributeNames={"#v": "version"},
-                ExpressionAttributeValues={":expected": {"N": str(expected_version)}},
-            )
+            self.client.delete_item(**delete["Delete"])
         except ClientError as exc:
             if is_condition_failure(exc):
                 raise VersionConflict(memory_id) from None

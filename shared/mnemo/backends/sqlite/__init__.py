@@ -36,6 +36,7 @@ class SqliteBackend:
         self.tenants = SqliteTenantStore(self.db)
         self.idempotency = SqliteIdempotencyStore(self.db)
         self.maintenance = SqliteMaintenance(self.db)
+        self.store.migrate()
         if self.index.outdated():
             self.index.rebuild()
 

@@ -32,8 +32,11 @@ CREATE TABLE IF NOT EXISTS memories (
     version      INTEGER NOT NULL,
     needs_repair INTEGER NOT NULL DEFAULT 0,
     body         TEXT NOT NULL,
+    dedup        TEXT,                          -- mnemo.text.fingerprint when the record holds its claim
     UNIQUE (project_id, id)
 );
+-- (memories_dedup, the unique index of claims, is made by SqliteMemoryStore.migrate: a database
+-- written before the column existed gets the column first)
 CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at DESC);
 CREATE INDEX IF NOT EXISTS memories_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_repair ON memories (needs_repair) WHERE needs_repair = 1;

@@ -1,6 +1,11 @@
 """The record store: ``memories`` rows, each with its JSON body (the source of truth) and the
 columns that filters and ordering need (``*_fold`` hold case-folded values, so LIKE runs with
-``case_sensitive_like`` on and stays Unicode-aware)."""
+``case_sensitive_like`` on and stays Unicode-aware).
+
+Claims (``MemoryStore.create``): the column ``dedup`` holds the record's ``mnemo.text.fingerprint``
+when the record holds its claim, NULL otherwise; a partial unique index on (project, dedup) makes
+two holders of one claim impossible, and writes take the database's write lock (``BEGIN
+IMMEDIATE``) before they look, so of two identical adds one is stored and the other sees it."""
 
 from __future__ import annotations
 
@@ -9,12 +14,13 @@ import sqlite3
 from contextlib import AbstractContextManager
 from typing import Any
 
+from mnemo import text
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import Database, outage, record_of
 from mnemo.backends.sqlite.filters import filter_sql
-from mnemo.models.common import format_ts
+from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import MemoryFilter, Page, Scope, VersionConflict
+from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
 
 @translate_errors(outage)
@@ -25,16 +31,36 @@ class SqliteMemoryStore:
     def unit_of_work(self) -> AbstractContextManager[Any]:
         return self.db.write()
 
-    def create(self, record: MemoryRecord) -> None:
+    def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
         with self.db.write() as conn:
+            claim = self._free_claim(conn, record, dedupe=dedupe)
             try:
                 conn.execute(
                     "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, tags,"
-                    " expires_at, updated_at, version, body) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    _row_values(record),
+                    " expires_at, updated_at, version, body, dedup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (*_row_values(record), claim),
                 )
             except sqlite3.IntegrityError:
                 raise VersionConflict(record.id) from None
+
+    @staticmethod
+    def _free_claim(conn: sqlite3.Connection, record: MemoryRecord, *, dedupe: bool) -> str | None:
+        """The claim the record can take (its fingerprint), or None when a live record holds it
+        (``Duplicate`` with ``dedupe``). An expired holder gives it up. Inside the write lock."""
+        claim = _fingerprint(record)
+        holder = conn.execute(
+            "SELECT id, expires_at FROM memories WHERE project_id = ? AND dedup = ?", (record.project_id, claim)
+        ).fetchone()
+        if holder is None or holder["id"] == record.id:
+            return claim
+        if holder["expires_at"] is None or holder["expires_at"] > format_ts(utc_now()):
+            if dedupe:
+                raise Duplicate(holder["id"])
+            return None
+        conn.execute(
+            "UPDATE memories SET dedup = NULL WHERE project_id = ? AND id = ?", (record.project_id, holder["id"])
+        )
+        return claim
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         row = (
@@ -47,20 +73,30 @@ class SqliteMemoryStore:
         )
         return record_of(row) if row else None
 
-    def replace(self, record: MemoryRecord, *, expected_version: int) -> None:
+    def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
         with self.db.write() as conn:
+            held = conn.execute(
+                "SELECT dedup, body FROM memories WHERE id = ? AND project_id = ?", (record.id, record.project_id)
+            ).fetchone()
+            claim: str | None = held["dedup"] if held is not None else None
+            before = previous or (record_of(held) if held is not None else None)
+            if before is None or _fingerprint(before) != _fingerprint(record):
+                # the fingerprint changes: its old claim goes, and it takes the new one if free
+                claim = self._free_claim(conn, record, dedupe=False)
             values = _row_values(record)
             cur = conn.execute(
                 "UPDATE memories SET id=?, workspace_id=?, project_id=?, kind_fold=?, path_fold=?, team_id=?,"
-                " tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0"
+                " tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0, dedup=?"
                 " WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
-                (*values, record.id, record.workspace_id, record.project_id, expected_version),
+                (*values, claim, record.id, record.workspace_id, record.project_id, expected_version),
             )
             if cur.rowcount != 1:
                 raise VersionConflict(record.id)
 
-    def delete(self, scope: Scope, memory_id: str, *, expected_version: int) -> None:
-        with self.db.write() as conn:
+    def delete(
+        self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
+    ) -> None:
+        with self.db.write() as conn:  # the claim goes with the row
             cur = conn.execute(
                 "DELETE FROM memories WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
                 (memory_id, scope.workspace_id, scope.project_id, expected_version),
@@ -95,11 +131,39 @@ class SqliteMemoryStore:
         records = [record_of(r) for r in rows[:limit]]
         return Page(records, records[-1].id if more else None)
 
+    def migrate(self) -> None:
+        """Give a database written before claims existed the ``dedup`` column, its records their
+        claims (the oldest live record of each fingerprint), and the unique index."""
+        conn = self.db.conn()
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+        if "dedup" not in columns:
+            with self.db.write() as conn:
+                conn.execute("ALTER TABLE memories ADD COLUMN dedup TEXT")
+                taken: set[tuple[str, str]] = set()
+                now = format_ts(utc_now())
+                rows = conn.execute(
+                    "SELECT seq, project_id, expires_at, body FROM memories ORDER BY project_id, updated_at, seq"
+                ).fetchall()
+                for row in rows:
+                    if row["expires_at"] is not None and row["expires_at"] <= now:
+                        continue
+                    claim = _fingerprint(record_of(row))
+                    if (row["project_id"], claim) not in taken:
+                        taken.add((row["project_id"], claim))
+                        conn.execute("UPDATE memories SET dedup = ? WHERE seq = ?", (claim, row["seq"]))
+        conn.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS memories_dedup ON memories (project_id, dedup) WHERE dedup IS NOT NULL"
+        )
+
     def mark_for_repair(self, record: MemoryRecord) -> None:
         with self.db.write() as conn:
             conn.execute(
                 "UPDATE memories SET needs_repair = 1 WHERE id = ? AND project_id = ?", (record.id, record.project_id)
             )
+
+
+def _fingerprint(record: MemoryRecord) -> str:
+    return text.fingerprint(record.content, record.kind, record.path, record.team_id)
 
 
 def _row_values(record: MemoryRecord) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ MIN_CUT_TOKENS = 8
 
 def dedupe_key(content: str) -> str:
     """Contents that differ only in case, Unicode form or whitespace count as identical."""
-    return " ".join(text.normalise(content).split())
+    return text.dedupe_key(content)
 
 
 def _header(number: int, record: MemoryRecord) -> str:
