@@ -202,6 +202,51 @@ def test_an_old_change_is_checked_against_the_store_first(aws_stack, backend, st
     assert index_state(stream_backend, scope, [memory.id]) == {}
 
 
+def _passes_stream_filter(record: dict[str, Any]) -> bool:
+    """Whether the indexer's event source mapping (template.yaml) lets this stream record through:
+    its one filter is a prefix of the sort key."""
+    from tests.support.template import load_template
+
+    events = load_template()["Resources"]["IndexerFunction"]["Properties"]["Events"]
+    (only,) = events["MemoriesStream"]["Properties"]["FilterCriteria"]["Filters"]
+    assert json.loads(only["Pattern"]) == {"dynamodb": {"Keys": {"sk": {"S": [{"prefix": "MEM#"}]}}}}
+    return str(record["dynamodb"]["Keys"]["sk"]["S"]).startswith("MEM#")
+
+
+def test_claim_items_never_reach_the_index(aws_stack, backend, stream_backend):
+    # Given adds that take, meet, move and release dedup claims (CLAIM# items beside the memories)
+    tenant = new_tenant(Service(backend))
+    a = tenant.call("memory_add", content="claimed alpha").memory.id
+    assert tenant.call("memory_add", content="Claimed  ALPHA").deduplicated is True
+    b = tenant.call("memory_add", content="claimed beta").memory.id
+    tenant.call("memory_update", id=a, content="claimed alpha two")  # its claim moves
+    tenant.call("memory_delete", id=b)  # its claim is released
+    c = tenant.call("memory_add", content="claimed alpha two", allow_duplicate=True).memory.id
+    event = stream_event(aws_stack, tenant.workspace_id)
+    claims = [r for r in event["Records"] if r["dynamodb"]["Keys"]["sk"]["S"].startswith("CLAIM#")]
+    assert {r["eventName"] for r in claims} == {"INSERT", "REMOVE"}  # the stream does carry them
+
+    # Then the event source mapping's filter drops them and passes every memory's record
+    assert not any(_passes_stream_filter(r) for r in claims)
+    assert all(_passes_stream_filter(r) for r in event["Records"] if r not in claims)
+
+    # and the indexer, handed them anyway, indexes memories only: no failure, no claim document
+    assert invoke_indexer(event) == {"batchItemFailures": []}
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    client = stream_backend.index.client
+    client.indices.refresh(index=stream_backend.index.alias)
+    hits = client.search(
+        index=stream_backend.index.alias,
+        routing=scope.project_id,
+        body={"query": {"term": {"project_id": scope.project_id}}, "size": 100},
+    )["hits"]["hits"]
+    # (b as a tombstone)
+    assert sorted(h["_id"] for h in hits) == sorted(doc_id(scope.project_id, i) for i in (a, b, c))
+    assert live(index_state(stream_backend, scope, [a, b, c])) == live(store_state(backend, scope, [a, b, c]))
+    # and no listing of the project shows a claim
+    assert sorted(m.id for m in tenant.call("memory_search", limit=100).memories) == sorted([a, c])
+
+
 # -- the cleanup job --------------------------------------------------------------------------
 
 
