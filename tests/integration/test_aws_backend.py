@@ -186,8 +186,11 @@ def test_request_costs_per_tool_call(own_backend, capsys):
         for name, (ddb, osr) in costs.items():
             print(f"  {name:34} {ddb} | {osr}")
 
-    # The port's own share: one record write + one index write; reads from one place only
-    assert costs["memory_add"][0].get("PutItem") == 1 and sum(costs["memory_add"][1].values()) == 1
+    # The port's own share: one record write (the memory and its dedup claim in one transaction)
+    # + one index write; reads from one place only
+    assert costs["memory_add"][0] == {"UpdateItem": 1, "TransactWriteItems": 1}
+    assert sum(costs["memory_add"][1].values()) == 1
+    assert costs["memory_update"][0].get("TransactWriteItems") == 1  # a new content moves its claim
     assert costs["memory_search (q)"][0].get("Query") is None and sum(costs["memory_search (q)"][1].values()) == 1
     assert costs["memory_search (recent)"][0].get("Query") == 1 and costs["memory_search (recent)"][1] == {}
     assert costs["memory_add (idempotent, replay)"][0].get("UpdateItem") == 1  # the rate bucket only
@@ -316,3 +319,54 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend):
         assert client.indices.get_mapping(index=f"{alias}-v1")[f"{alias}-v1"]["mappings"]["_meta"] == {"layout": LAYOUT}
     finally:
         client.indices.delete(index=f"{alias}-v1", ignore_unavailable=True)
+
+
+def _lose_the_first_answer(backend: AwsBackend, operation: str) -> list[int]:
+    """Make the first ``operation`` reach DynamoDB and commit, then fail as a dropped connection
+    would, so botocore retries it: a write whose answer was lost. Returns the statuses seen."""
+    import urllib.request
+
+    from botocore.exceptions import ConnectionClosedError
+
+    statuses: list[int] = []
+
+    def before_send(request, **_):
+        if statuses:
+            return None
+        sent = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method="POST")
+        with urllib.request.urlopen(sent, timeout=10) as reply:  # it commits here …
+            statuses.append(reply.status)
+        raise ConnectionClosedError(endpoint_url=request.url)  # … and its answer is lost
+
+    backend.dynamodb.meta.events.register(f"before-send.dynamodb.{operation}", before_send)
+    return statuses
+
+
+@pytest.mark.parametrize("operation", ["TransactWriteItems", "PutItem"])
+def test_a_write_whose_answer_was_lost_is_retried_without_a_conflict(own_backend, operation):
+    # Given a memory to update (a change of content is a transaction with its claim, of tags a put)
+    tenant = new_tenant(Service(own_backend))
+    memory = tenant.call("memory_add", content="lost answers").memory
+    statuses = _lose_the_first_answer(own_backend, operation)
+
+    # When the write commits but its answer is lost, and the SDK sends it again
+    change = {"content": "lost answers, two"} if operation == "TransactWriteItems" else {"tags": ["two"]}
+    updated = tenant.call("memory_update", id=memory.id, **change).memory
+
+    # Then the call succeeded once, at the next version, and the claims stayed right
+    assert statuses == [200]
+    assert updated.version == memory.version + 1
+    assert tenant.call("memory_get", id=memory.id).memory.version == updated.version
+    again = tenant.call("memory_add", content=updated.content)
+    assert (again.deduplicated, again.memory.id) == (True, memory.id)
+
+
+def test_an_add_whose_answer_was_lost_stores_one_memory(own_backend):
+    tenant = new_tenant(Service(own_backend))
+    statuses = _lose_the_first_answer(own_backend, "TransactWriteItems")
+
+    added = tenant.call("memory_add", content="added once, answered twice")
+
+    assert statuses == [200]
+    assert added.deduplicated is False
+    assert [m.id for m in tenant.call("memory_search", limit=10).memories] == [added.memory.id]

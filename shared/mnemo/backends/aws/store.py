@@ -139,6 +139,8 @@ class DynamoMemoryStore:
             if failed is None:
                 return
             if failed[0] == "ConditionalCheckFailed":
+                if self._landed(record):
+                    return  # the SDK's retry of this very transaction, which had committed
                 raise VersionConflict(record.id)
             if failed[1] != "ConditionalCheckFailed":
                 continue  # TransactionConflict: another transaction on these items; try again
@@ -162,9 +164,17 @@ class DynamoMemoryStore:
                 ConditionExpression="attribute_not_exists(pk)",
             )
         except ClientError as exc:
-            if is_condition_failure(exc):
+            if not is_condition_failure(exc):
+                raise
+            if not self._landed(record):
                 raise VersionConflict(record.id) from None
-            raise
+
+    def _landed(self, record: MemoryRecord) -> bool:
+        """Whether the table holds exactly ``record``: a write whose condition failed because the
+        SDK retried it after it had committed (a dropped connection; real DynamoDB answers such a
+        retried transaction by its ``ClientRequestToken``, moto does not)."""
+        stored = self.get(Scope(record.workspace_id, record.project_id), record.id)
+        return stored is not None and memory_item(stored) == memory_item(record)
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         out = self.client.get_item(TableName=self.table, Key=memory_key(scope, memory_id), ConsistentRead=True)
@@ -186,9 +196,10 @@ class DynamoMemoryStore:
             try:
                 self.client.put_item(**put)
             except ClientError as exc:
-                if is_condition_failure(exc):
+                if not is_condition_failure(exc):
+                    raise
+                if not self._landed(record):
                     raise VersionConflict(record.id) from None
-                raise
             return
         # the fingerprint changes: give up the old claim (if held) and take the new one (if free)
         release: dict[str, Any] | None = self._claim_delete(record, old)
@@ -204,6 +215,8 @@ class DynamoMemoryStore:
             if failed is None:
                 return
             if failed[0] == "ConditionalCheckFailed":
+                if self._landed(record):
+                    return  # the SDK's retry of this very transaction, which had committed
                 raise VersionConflict(record.id)
             if release is not None and failed[1] == "ConditionalCheckFailed":
                 release = None  # it did not hold its old claim
