@@ -80,9 +80,10 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
     """Rules of docs/contract.md that a JSON Schema cannot express, so schema-valid data may rightly break them: content
     over 4096 bytes of UTF-8 (413), NUL in content, control characters in kind / tags / path /
     source (and an admin project's name or key's label), an ``expires_at`` that is not in the
-    future or whose instant falls outside years 0001-9999 once converted to UTC, and a LIKE pattern
-    beyond its bounds (``mnemo.like.like_problem``: a lone trailing escape, too many wildcards) —
-    a 400 naming that field."""
+    future or whose instant falls outside years 0001-9999 once converted to UTC, a LIKE pattern
+    beyond its bounds (``mnemo.like.like_problem``: a lone trailing escape, too many wildcards), and
+    a time window whose ``updated_before`` is not later than its ``updated_after`` (or either outside
+    the bounded range) — a 400 naming that field."""
     body = case.body if isinstance(case.body, dict) else {}
     if response.status_code == 413:
         return len(str(body.get("content", "")).encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES
@@ -93,12 +94,37 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
     return (
         bool(fields)
         and fields
-        <= {"content", "kind", "tags", "path", "source", "name", "label", "expires_at", "path_filter", "memory_type"}
-        and all(_breaks_a_rule(field, body.get(field)) for field in fields)
+        <= {
+            "content",
+            "kind",
+            "tags",
+            "path",
+            "source",
+            "name",
+            "label",
+            "expires_at",
+            "path_filter",
+            "memory_type",
+            "updated_after",
+            "updated_before",
+        }
+        and all(_breaks_a_rule(field, body.get(field), body) for field in fields)
     )
 
 
-def _breaks_a_rule(field: str, value: object) -> bool:
+def _breaks_a_rule(field: str, value: object, body: dict) -> bool:
+    if field in ("updated_after", "updated_before"):
+        try:
+            at = to_timestamp(value)
+        except ValueError:
+            return True  # outside the bounded range, as for expires_at
+        after = body.get("updated_after")
+        if field == "updated_after" or not isinstance(after, str):
+            return False
+        try:
+            return at <= to_timestamp(after)
+        except ValueError:
+            return False
     if field == "expires_at":
         try:
             return to_timestamp(value) <= datetime.now(UTC)  # the service's own parse: one rule
