@@ -27,6 +27,9 @@ def moto_server() -> Iterator[str]:
 
     from moto.server import ThreadedMotoServer
 
+    from tests.support import moto_transactions
+
+    moto_transactions.install()  # transactions without moto's copy of the whole table
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per call otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
