@@ -3,7 +3,8 @@ through which words), and recall's order."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -36,6 +37,32 @@ class Match:
         return (self.record.kind or "").casefold() == WORKING
 
 
+class _Words:
+    """A field's distinct words, for ``text.matching_words`` in time that does not grow with the
+    field's length per term: each word stemmed once (the stem looked up in a dict), and a prefix
+    term's words found by bisection in the sorted words (those starting with it follow the first
+    word not below it)."""
+
+    __slots__ = ("by_stem", "ordered")
+
+    def __init__(self, analysed: Iterable[str]) -> None:
+        self.ordered = sorted(set(analysed))
+        self.by_stem: dict[str, list[str]] = {}
+        for word, stem in zip(self.ordered, text.stems(self.ordered), strict=True):
+            self.by_stem.setdefault(stem, []).append(word)
+
+    def matching(self, term: text.QueryTerm) -> list[str]:
+        """What ``text.matching_words(term, these words)`` answers (distinct, sorted)."""
+        found = self.by_stem.get(term.stem, [])
+        if not term.prefix:
+            return found
+        ordered, at, prefixed = self.ordered, bisect_left(self.ordered, term.text), []
+        while at < len(ordered) and ordered[at].startswith(term.text):
+            prefixed.append(ordered[at])
+            at += 1
+        return sorted({*found, *prefixed}) if found else prefixed
+
+
 def analyse(hit: IndexHit, terms: Sequence[text.QueryTerm], *, full: bool = False) -> Match:
     """The hit against the query. Which terms matched comes from the index when it says; the
     fields and the words each term matched (``full``) are worked out from the record."""
@@ -44,15 +71,15 @@ def analyse(hit: IndexHit, terms: Sequence[text.QueryTerm], *, full: bool = Fals
         return Match(hit.record, hit.score, [t.text for t in terms if t.text in found])
     record = hit.record
     doc = {
-        "content": set(text.terms(record.content)),
-        "tags": set(text.terms(" ".join(record.tags))),
-        "path": set(text.terms(record.path or "")),
+        "content": _Words(text.terms(record.content)),
+        "tags": _Words(text.terms(" ".join(record.tags))),
+        "path": _Words(text.terms(record.path or "")),
     }
     fields: dict[str, list[str]] = {name: [] for name in _FIELDS}
     words: dict[str, set[str]] = {}
     for term in terms:
         for name in _FIELDS:
-            hits = text.matching_words(term, doc[name])
+            hits = doc[name].matching(term)
             if hits:
                 fields[name].append(term.text)
                 words.setdefault(term.text, set()).update(hits)
