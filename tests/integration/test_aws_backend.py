@@ -290,35 +290,40 @@ def test_racing_retries_with_one_idempotency_key_write_exactly_one_memory(aws_st
 
 
 def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend):
-    """An existing deployment keeps its index and alias: the first use adds the stems fields."""
-    from mnemo.backends.aws.index import LAYOUT, MAPPINGS
+    """An existing deployment keeps its index and alias: the first document the strict mapping
+    refuses for want of the stems fields adds them (PUT <alias>/_mapping), and is written."""
+    from mnemo.backends.aws.index import INDEX_VERSION, LAYOUT, MAPPINGS
 
     client = own_backend.index.client
     alias = f"layout-one-{utc_now().strftime('%H%M%S%f')}"
+    index = f"{alias}-{INDEX_VERSION}"
     new_fields = {"content_stems", "tags_stems", "path_stems", "analysis"}
     layout_one = {
         "dynamic": "strict",
         "properties": {k: v for k, v in MAPPINGS["properties"].items() if k not in new_fields},
     }
-    client.indices.create(
-        index=f"{alias}-v1", body={"mappings": layout_one, "aliases": {alias: {"is_write_index": True}}}
-    )
+    client.indices.create(index=index, body={"mappings": layout_one, "aliases": {alias: {"is_write_index": True}}})
+    counter = RequestCounter(own_backend)
     try:
-        index = OpenSearchIndex(client, alias)
-        # When the index is first used
-        index.ensure()
-        # Then the same index has the new fields and says so, and a new document is accepted
-        mapping = client.indices.get_mapping(index=f"{alias}-v1")[f"{alias}-v1"]["mappings"]
+        opensearch = OpenSearchIndex(client, alias)
+        backend = AwsBackend(own_backend.dynamodb, opensearch, own_backend.tables)
+        tenant = new_tenant(Service(backend))
+        assert "content_stems" not in client.indices.get_mapping(index=index)[index]["mappings"]["properties"]
+        # When the first memory is added by the new code
+        counter.reset()
+        memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory
+        # Then the same index has the new fields and says so, and the document was written
+        mapping = client.indices.get_mapping(index=index)[index]["mappings"]
         assert mapping["_meta"] == {"layout": LAYOUT}
         assert new_fields <= set(mapping["properties"])
-        tenant = new_tenant(Service(AwsBackend(own_backend.dynamodb, index, own_backend.tables)))
-        memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory
+        assert counter.opensearch.get("PUT _mapping") == 1
         assert [r.reference for r in tenant.call("search_memory", query="deployments").results] == [memory.id]
-        # and a second instance finds nothing left to do
-        OpenSearchIndex(client, alias).ensure()
-        assert client.indices.get_mapping(index=f"{alias}-v1")[f"{alias}-v1"]["mappings"]["_meta"] == {"layout": LAYOUT}
+        # and a later write costs no mapping request
+        counter.reset()
+        tenant.call("memory_add", content="Freezes lift on Mondays")
+        assert "PUT _mapping" not in counter.opensearch
     finally:
-        client.indices.delete(index=f"{alias}-v1", ignore_unavailable=True)
+        client.indices.delete(index=index, ignore_unavailable=True)
 
 
 def _lose_the_first_answer(backend: AwsBackend, operation: str) -> list[int]:

@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from opensearchpy import OpenSearch
-from opensearchpy.exceptions import ConflictError, NotFoundError, TransportError
+from opensearchpy.exceptions import ConflictError, NotFoundError, RequestError, TransportError
 
 from mnemo import text
 from mnemo.backends.aws.errors import index_cause, index_outage
@@ -48,8 +48,9 @@ from mnemo.ports import IndexEntry, IndexHit, IndexQuery, MemoryFilter, QueryTer
 
 #: field weights, as the SQLite backend's
 FIELD_BOOSTS = {"content": 1.0, "tags": 0.6, "path": 0.4}
-#: the name of the index a new deployment creates (an existing one keeps its index; see ``LAYOUT``)
-INDEX_VERSION = "v2"
+#: the name of the index a deployment creates (the IAM policies grant creating this one only); its
+#: mapping's layout is ``LAYOUT``, and an index of an older layout is upgraded in place
+INDEX_VERSION = "v1"
 #: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them
 LAYOUT = 2
 
@@ -305,8 +306,6 @@ class OpenSearchIndex:
                 # all the functions' IAM policies grant (template.yaml, docs/aws.md)
                 if not self.client.indices.exists_alias(index=self.alias, name=self.alias):
                     self._create()
-                else:
-                    self._upgrade()
             except TransportError as exc:
                 if index_outage(exc):
                     raise IndexUnavailable(cause=f"OpenSearch setup failed: {index_cause(exc)}") from exc
@@ -333,16 +332,14 @@ class OpenSearchIndex:
             self.client.indices.put_alias(index=index, name=self.alias)
 
     def _upgrade(self) -> None:
-        """Bring the mapping of an index of an older layout to ``LAYOUT``: add the new fields
-        (an additive change OpenSearch allows on a live index; idempotent, so concurrent
-        instances may all do it). Documents are re-analysed by the cleanup job."""
-        mappings = self.client.indices.get_mapping(index=self.alias)
-        for index, body in mappings.items():
-            layout = int(((body.get("mappings") or {}).get("_meta") or {}).get("layout", 1))
-            if layout < LAYOUT:
-                self.client.indices.put_mapping(
-                    index=index, body={"_meta": MAPPINGS["_meta"], "properties": MAPPINGS["properties"]}
-                )
+        """Bring the mapping of an index of an older layout to ``LAYOUT`` (``PUT <alias>/_mapping``,
+        a path under the alias the write policy grants): add the new fields, an additive change
+        OpenSearch allows on a live index and idempotent, so instances racing to do it are
+        harmless. Done when a document of this layout is refused by the strict mapping, so an
+        index already at ``LAYOUT`` costs no request. Documents are re-analysed by the cleanup job."""
+        self.client.indices.put_mapping(
+            index=self.alias, body={"_meta": MAPPINGS["_meta"], "properties": MAPPINGS["properties"]}
+        )
 
     # -- the port -----------------------------------------------------------------------------
 
@@ -353,8 +350,7 @@ class OpenSearchIndex:
         self._write(record, tombstone(record), record.version + 1)
 
     def _write(self, record: MemoryRecord, body: dict[str, Any], version: int) -> None:
-        try:
-            self.ensure()
+        def write() -> None:
             self.client.index(
                 index=self.alias,
                 id=doc_id(record.project_id, record.id),
@@ -366,6 +362,16 @@ class OpenSearchIndex:
                 version_type="external_gte",
                 refresh=self.refresh,
             )
+
+        try:
+            self.ensure()
+            try:
+                write()
+            except RequestError as exc:
+                if exc.error != "strict_dynamic_mapping_exception":
+                    raise
+                self._upgrade()  # an index of an older layout: it gets this layout's fields
+                write()
         except ConflictError:
             return  # a newer version is indexed already: done
         except TransportError as exc:
