@@ -31,7 +31,10 @@ their records are read and filtered, and once ``limit`` of them pass, they are t
 score order, ties newest first. Otherwise ``size`` grows; a key read to its end means no unseen
 document holds that term. Past ``MAX_SIZE`` postings a key, an ``all`` query reads its rarest
 term's postings to the end (exact, and as costly as that term is common), and an ``any`` query
-(``recall``: best effort) answers from the documents it has seen. So a query of a very common word
+(``recall``: best effort) answers from the documents it has seen — it reads at most ``MAX_TOTAL``
+postings over all its keys and looks up at most ``MAX_LOOKUPS`` documents, scoring the others by
+what was read of them; when its filters reject every document read, it scores the records that
+pass them instead (``_Search.passing``). So a query of a very common word
 costs what its top postings cost, not what its matches do.
 """
 
@@ -68,6 +71,14 @@ MAX_EXPANSIONS, MAX_EXPANSIONS_KNOWN = 8, 2
 
 #: postings read per key in the first round (at least), and at most before the fallback
 MIN_SIZE, MAX_SIZE = 32, 4096
+#: an ``any`` query (recall: best effort) reads at most this many postings over all its keys
+#: (each key at least ``MIN_SIZE``): a query of sixteen common words expands into ~40 keys, and
+#: reading 4,096 of each in Python cost 150-300 ms at 10,000 memories
+MAX_TOTAL = 4096
+#: and scores at most this many documents by random access (their impacts looked up), the rest by
+#: what was read of them: with sixteen common terms the bounds stay loose, and lookups of thousands
+#: of documents cost 300 ms at 10,000 memories
+MAX_LOOKUPS = 256
 
 #: a group of terms whose postings number this share of the project's documents or more (1/8)
 #: is left out of the co-occurrence lookups of an ``any`` query (``_Search.common``)
@@ -229,6 +240,9 @@ class _Search:
     #: the terms of a group left out of ``several`` (a very common one: looking up which documents
     #: hold it would go through most of the others' postings, and it adds little to a score)
     common: list[int] = field(default_factory=list)
+    #: documents an ``any`` search may still score by random access (None: no bound); past it, a
+    #: document is scored by what was read of it (best effort, as ``recall`` is)
+    lookups_left: int | None = None
 
     def __post_init__(self) -> None:
         for i, term in enumerate(self.terms):
@@ -487,7 +501,13 @@ class _Search:
             start += batch
             batch *= 2
             self.check({doc: (least, tuple(self.partial[doc])) for _, least, doc, exact in chunk if exact})
-            self.evaluate([doc for _, _, doc, exact in chunk if not exact])
+            inexact = [(least, doc) for _, least, doc, exact in chunk if not exact]
+            if self.lookups_left is not None:
+                allowed = max(self.lookups_left, 0)
+                self.lookups_left -= min(allowed, len(inexact))
+                self.check({doc: (least, tuple(self.partial[doc])) for least, doc in inexact[allowed:]})
+                inexact = inexact[:allowed]
+            self.evaluate([doc for _, doc in inexact])
             kth = self.kth(limit)
 
     def evaluate(self, docs: Sequence[int]) -> None:
@@ -548,6 +568,33 @@ class _Search:
         self._cooccurring(rarest, [t for t in range(len(self.terms)) if t != rarest], every=True, into=found)
         self.take_best({doc: impacts for doc, impacts in found.items() if doc not in self.judged}, limit)
 
+    def passing(self) -> None:
+        """Score every document that passes the filters and holds a term: the project's records
+        filtered inside SQLite, each passing one's impacts looked up through ``postings_doc``. For
+        a filter the best postings hardly pass (``recall`` with a narrow ``path_filter``), where
+        reading every posting of common terms in Python would cost what all their matches do."""
+        keys = [key for term in self.terms for key in term.keys]
+        slots: dict[int, list[int]] = {}
+        for i, term in enumerate(self.terms):
+            for key in term.keys:
+                slots.setdefault(key, []).append(i)
+        sql = (
+            "SELECT m.seq, m.updated_at, q.term, q.impact FROM memories m CROSS JOIN postings q"
+            f" ON q.doc = m.seq AND q.term {_in(keys)} WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
+        )
+        n, idfs = len(self.terms), [t.idf for t in self.terms]
+        found: dict[int, tuple[str, list[int]]] = {}
+        for doc, updated_at, key, impact in self.conn.execute(sql, (*keys, *self.params)):
+            seen = found.get(doc)
+            if seen is None:
+                seen = found[doc] = (updated_at, [0] * n)
+            for i in slots[key]:
+                if impact > seen[1][i]:
+                    seen[1][i] = impact
+        for doc, (updated_at, impacts) in found.items():
+            self.scored[doc] = (sum(w * i for w, i in zip(idfs, impacts, strict=True)), updated_at, tuple(impacts))
+        self.judged.update(found)
+
     def matched(self, doc: int) -> tuple[str, ...]:
         impacts = self.scored[doc][2]
         return tuple(term.text for term, impact in zip(self.terms, impacts, strict=True) if impact)
@@ -561,12 +608,16 @@ class SqliteSearchIndex:
         *,
         min_size: int = MIN_SIZE,
         max_size: int = MAX_SIZE,
+        max_total: int = MAX_TOTAL,
+        max_lookups: int = MAX_LOOKUPS,
         drive: int = DRIVE,
         drive_after: int = DRIVE_AFTER,
     ) -> None:
         self.db = db
         self.min_size = min_size
         self.max_size = max_size
+        self.max_total = max_total
+        self.max_lookups = max_lookups
         self.drive = drive
         self.drive_after = drive_after
 
@@ -666,6 +717,8 @@ class SqliteSearchIndex:
         terms = [term for term in plan if term.keys]
         every = query.mode == "all" and len(terms) > 1
         search = _Search(conn, terms, every, where + extra, (query.scope.workspace_id, query.scope.project_id, *params))
+        if not every:
+            search.lookups_left = self.max_lookups
         rarest = min(sum(term.keys.values()) for term in terms)
         if not every and len(search.groups) > 2:
             commonest = max(search.groups, key=search._group_df)
@@ -679,13 +732,15 @@ class SqliteSearchIndex:
             search.several = set(several)
             search.take_best(several, limit)
         size = max(self.min_size, 2 * limit)
+        keys = sum(len(term.keys) for term in terms)
+        max_size = self.max_size if every else max(size, min(self.max_size, self.max_total // keys))
         rounds = 0
         while True:
             search.read_to(size)
-            if not every and size < self.max_size and search.threshold() > search.likely_kth(limit):
+            if not every and size < max_size and search.threshold() > search.likely_kth(limit):
                 # Unread documents could still beat what was read: judging now would look up
                 # documents that deeper reads (cheaper than lookups) will rule out.
-                size = min(4 * size, self.max_size)
+                size = min(4 * size, max_size)
                 continue
             search.judge(limit)
             bound = search.threshold()
@@ -698,8 +753,8 @@ class SqliteSearchIndex:
                 # holding every term, exactly, looked up inside SQLite.
                 search.holding_every_term(limit)
                 return self._hits(conn, search, self._best(search, -math.inf, limit))
-            if size < self.max_size:
-                size = min(4 * size, self.max_size)
+            if size < max_size:
+                size = min(4 * size, max_size)
                 continue
             if every:
                 # bounded reading found too few: every document holding all terms, whatever it costs
@@ -708,9 +763,9 @@ class SqliteSearchIndex:
             if query.mode == "any" and len(search.scored) >= limit:
                 # best effort (``any``): answer from the documents read, when enough pass
                 return self._hits(conn, search, self._best(search, -math.inf, limit))
-            # too few pass the filters among the best postings: read every posting (exact)
-            search.read_to(max(df for term in terms for df in term.keys.values()) + 1)
-            search.judge(limit)
+            # too few pass the filters among the best postings: the documents that pass, from the
+            # records (exact; its cost is the project's size, in C, not its postings in Python)
+            search.passing()
             return self._hits(conn, search, self._best(search, -math.inf, limit))
 
     @staticmethod
