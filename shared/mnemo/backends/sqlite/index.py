@@ -73,8 +73,8 @@ MAX_EXPANSIONS, MAX_EXPANSIONS_KNOWN = 8, 2
 MIN_SIZE, MAX_SIZE = 32, 4096
 #: an ``any`` query (recall: best effort) reads at most this many postings over all its keys
 #: (each key at least ``MIN_SIZE``): a query of sixteen common words expands into ~40 keys, and
-#: reading 4,096 of each in Python cost 150-300 ms at 10,000 memories
-MAX_TOTAL = 4096
+#: reading 4,096 of each in Python cost 150-300 ms at 10,000 memories (2,048 in all: under 50 ms)
+MAX_TOTAL = 2048
 #: and scores at most this many documents by random access (their impacts looked up), the rest by
 #: what was read of them: with sixteen common terms the bounds stay loose, and lookups of thousands
 #: of documents cost 300 ms at 10,000 memories
@@ -495,6 +495,10 @@ class _Search:
                 )
             candidates.append((most, least, doc, exact))
         candidates.sort(reverse=True)
+        if self.lookups_left == 0:  # spent: rank by what was read, check the best few
+            rest = sorted(((least, doc) for _, least, doc, _ in candidates), reverse=True)
+            self.check({doc: (least, tuple(self.partial[doc])) for least, doc in rest[: 4 * limit]})
+            return
         kth, start, batch = self.kth(limit), 0, max(limit, 16)
         while start < len(candidates) and candidates[start][0] >= kth:
             chunk = candidates[start : start + batch]
@@ -502,11 +506,16 @@ class _Search:
             batch *= 2
             self.check({doc: (least, tuple(self.partial[doc])) for _, least, doc, exact in chunk if exact})
             inexact = [(least, doc) for _, least, doc, exact in chunk if not exact]
+            if self.lookups_left is not None and len(inexact) >= self.lookups_left:
+                allowed, self.lookups_left = self.lookups_left, 0
+                self.evaluate([doc for _, doc in inexact[:allowed]])
+                # no lookups left: the rest ranked by what was read of them, the best few checked
+                rest = [*inexact[allowed:], *((least, doc) for _, least, doc, exact in candidates[start:] if not exact)]
+                rest.sort(reverse=True)
+                self.check({doc: (least, tuple(self.partial[doc])) for least, doc in rest[: 4 * limit]})
+                return
             if self.lookups_left is not None:
-                allowed = max(self.lookups_left, 0)
-                self.lookups_left -= min(allowed, len(inexact))
-                self.check({doc: (least, tuple(self.partial[doc])) for least, doc in inexact[allowed:]})
-                inexact = inexact[:allowed]
+                self.lookups_left -= len(inexact)
             self.evaluate([doc for _, doc in inexact])
             kth = self.kth(limit)
 
