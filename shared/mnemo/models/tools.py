@@ -104,9 +104,7 @@ class MemoryAddArgs(Args):
         default=None,
         description="A retry with the same key and arguments returns the first result and saves nothing twice.",
     )
-    allow_duplicate: bool = Field(
-        default=False, description="Save even if a memory has the same content, kind, path and team."
-    )
+    allow_duplicate: bool = Field(default=False, description="Save even if one has this content, kind, path and team.")
 
 
 class MemoryUpdateArgs(Args):
@@ -145,8 +143,8 @@ def _window_order(value: datetime | None, info: ValidationInfo) -> datetime | No
 class MemorySearchArgs(Args):
     q: Annotated[str, Field(max_length=4096)] = Field(
         default="",
-        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms count); empty lists "
-        "the most recently updated.",
+        description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms count); "
+        "empty lists the newest.",
     )
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
@@ -218,7 +216,7 @@ LikePattern = Annotated[
 ]
 Query = Annotated[
     str,
-    Field(max_length=4096, description="Words to look for, in any language; empty: what changed, newest first."),
+    Field(max_length=4096, description="Words to look for, any language; empty: what changed, newest first."),
 ]
 
 
