@@ -742,7 +742,10 @@ class SqliteSearchIndex:
             search.take_best(several, limit)
         size = max(self.min_size, 2 * limit)
         keys = sum(len(term.keys) for term in terms)
-        max_size = self.max_size if every else max(size, min(self.max_size, self.max_total // keys))
+        max_size = self.max_size
+        if not every:  # recall's budget over all keys (each key at least min_size)
+            max_size = max(self.min_size, min(self.max_size, self.max_total // keys))
+            size = min(size, max_size)
         rounds = 0
         while True:
             search.read_to(size)
