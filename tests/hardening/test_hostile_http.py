@@ -374,7 +374,9 @@ def test_a_header_block_over_the_server_limit_is_refused_in_spec_shape(seeded):
 def test_over_mcp_the_idempotency_key_argument_works_and_the_header_wins(seeded):
     """The ``idempotency_key`` argument of memory_add replays over MCP; sent with an
     ``Idempotency-Key`` header as well, the header is the key (as over REST)."""
-    arguments = {"content": "keyed by argument", "idempotency_key": "by-argument"}
+    # allow_duplicate: a call that is not a replay stores a memory of its own (else it would find
+    # the first one, deduplicated)
+    arguments = {"content": "keyed by argument", "idempotency_key": "by-argument", "allow_duplicate": True}
     first = mcp_call(seeded, "memory_add", arguments)
     again = mcp_call(seeded, "memory_add", arguments)
     by_header = mcp_call(seeded, "memory_add", arguments, headers={"Idempotency-Key": "by-header"})
