@@ -317,4 +317,14 @@ def render(res: dict[str, Any]) -> str:
             from bench.cost import markdown
 
             lines += markdown(cost)
+
+    aws = res.get("aws")
+    if aws:
+        lines += ["## The AWS backend in process (moto + a real OpenSearch node)", ""]
+        if aws.get("status") != "done":
+            lines += [f"Not measured: {aws.get('reason')}.", ""]
+        else:
+            from bench import aws as aws_bench
+
+            lines += aws_bench.markdown(aws)
     return "\n".join(lines) + "\n"

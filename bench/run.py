@@ -30,7 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-SECTIONS = ("search", "quality", "add", "overhead", "coldstart", "server", "clients", "cost")
+SECTIONS = ("search", "quality", "add", "overhead", "coldstart", "server", "clients", "cost", "aws")
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 20.0
@@ -157,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                 from bench import cost
 
                 results["cost"] = cost.run()
+            elif section == "aws":
+                from bench import aws
+
+                results["aws"] = aws.run(n_queries=100 if args.quick else 300)
             print(f"[bench] {section} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     results["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     if previous:
