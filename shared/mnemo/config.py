@@ -57,16 +57,23 @@ class Settings(BaseModel):
     opensearch_endpoint: str = "http://127.0.0.1:9200"
     #: the alias every read and write goes through; the index behind it is ``<alias>-v1``
     opensearch_index: str = "mnemo-memories"
-    #: ``wait_for`` makes a write searchable before the call returns (docs/contract.md §3)
-    opensearch_refresh: Literal["wait_for", "true", "false"] = "wait_for"
-    #: sign requests with SigV4 (Amazon OpenSearch Service); needs a region
-    #: the index's refresh_interval, set explicitly so an idle shard keeps refreshing; a
-    #: ``wait_for`` write waits for the next refresh, so this bounds a write's added latency
+    #: the ``refresh`` of the index's own writes (the stream indexer's, the cleanup job's): no
+    #: request waits for them, searches merge what the index does not show yet (docs/aws.md);
+    #: the tests use ``wait_for`` so that what they drain is searchable when they look
+    opensearch_refresh: Literal["wait_for", "true", "false"] = "false"
+    #: the index's refresh_interval, set explicitly so an idle shard keeps refreshing
     opensearch_refresh_interval: str = "1s"
+    #: sign requests with SigV4 (Amazon OpenSearch Service); needs a region
     opensearch_sigv4: bool = False
     opensearch_timeout_s: float = Field(default=5.0, gt=0)
     opensearch_shards: int = Field(default=1, ge=1)
     opensearch_replicas: int = Field(default=0, ge=0)
+    #: each search also reads the project's changes of this many seconds from DynamoDB and merges
+    #: them into the index's hits, so a change is searchable before the index has it (0: off)
+    search_recent_window_s: float = Field(default=60.0, ge=0, le=3600)
+    #: how many of those changes the one ``Query`` of a search asks for; more pages only when a
+    #: burst of changes overflows it
+    search_recent_page: int = Field(default=50, ge=1, le=1000)
 
     # -- background jobs (mnemo.service.cleanup, mnemo.service.indexer) ---------------------
     #: items one cleanup run may examine (the deadline, from Lambda's remaining time, also bounds it)

@@ -5,6 +5,8 @@ their own ports."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from mnemo.config import Settings
 from mnemo.models.records import RateLimits
@@ -56,3 +58,17 @@ def use(svc: Service | None, cfg: Settings | None = None) -> None:
     with _lock:
         _service = svc
         _settings = cfg
+
+
+@contextmanager
+def using(svc: Service, cfg: Settings) -> Iterator[None]:
+    """:func:`use` for the length of a ``with`` block; the previous service and settings after."""
+    global _service, _settings
+    with _lock:
+        previous = _service, _settings
+        _service, _settings = svc, cfg
+    try:
+        yield
+    finally:
+        with _lock:
+            _service, _settings = previous

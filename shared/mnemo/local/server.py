@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from mnemo.api.errors import where
 from mnemo.local.gateway import FUNCTION_TIMEOUT_S, Answer, LocalContext, LocalGateway, build_event, spec_error
+from mnemo.local.stream import StreamFollower
 from mnemo.local.workers import PoolOptions, WorkerPool
 
 __all__ = [
@@ -197,6 +198,9 @@ class ServeOptions:
     budget_s: float = FUNCTION_TIMEOUT_S
     #: each invocation's metrics: None drops them, "-" is stderr, anything else a file
     metrics_to: str | None = None
+    #: feed the memories table's stream to the indexer, as Lambda's event source mapping does
+    #: (the AWS backend: ``mnemo.local.stream``)
+    follow_stream: bool = False
 
 
 class _Stop(Exception):
@@ -225,11 +229,14 @@ def serve(
         )
     )
     server = LocalServer(options.host, options.port, pool)  # listening: connections queue until served
+    follower = StreamFollower() if options.follow_stream else None
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if bound is not None:
             bound(server)
         pool.start()
+        if follower is not None:
+            follower.start()
         if announce is not None:
             announce(server)
         server.serve_forever(poll_interval=0.2)
@@ -238,4 +245,6 @@ def serve(
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.server_close()
+        if follower is not None:
+            follower.close()
         pool.close()

@@ -258,6 +258,8 @@ def banner(url: str, p: Plan, first: FirstStart) -> list[str]:
         f"Mnemo listening on {url} (backend: {p.cfg.backend}, data: {p.where})",
         f"  REST {url}/v1/tools/<tool>   MCP {url}/mcp   Ctrl-C stops",
     ]
+    if p.cfg.backend == "aws":
+        lines.append(f"  the indexer follows the stream of {p.cfg.memories_table}, as on AWS")
     if first.created is not None:
         lines += [
             "Created the default workspace and project. Admin API key (shown once):",

@@ -7,7 +7,7 @@ run stopped (its cursor is persisted through ``Maintenance.save_checkpoint`` aft
    version, or remove the index entry of a record that is gone; then clear the mark. Handled
    marks disappear, so this walk starts at the first mark every run.
 2. ``expire`` — records past ``expires_at`` (already invisible to every read): delete them from
-   the store (version-checked) and from the index.
+   the store (version-checked); the index follows the store's delete, as for any write.
 3. ``store`` — every record against the index: re-index records the index lacks, holds at an
    older version, or built with another analysis (``mnemo.text.ANALYSIS``: a new stemmer).
 4. ``index`` — every index entry against the store: make entries without a record unsearchable,
@@ -183,23 +183,19 @@ class _Run:
     # -- actions ------------------------------------------------------------------------------
 
     def expire(self, record: MemoryRecord) -> None:
-        """Delete an expired record (only at the version seen) and its index entry."""
-        with self.ports.store.unit_of_work():
-            try:
-                self.ports.store.delete(
-                    Scope(record.workspace_id, record.project_id),
-                    record.id,
-                    expected_version=record.version,
-                    record=record,
-                )
-            except VersionConflict:
-                self.count("skipped")  # deleted by another run (or TTL) already
-                return
-            try:
-                self.ports.index.remove(record)
-            except IndexUnavailable:
-                self.ports.store.mark_for_repair(record)  # the store delete stands; repair later
-                raise
+        """Delete an expired record from the store, only at the version seen; its index entry
+        follows the store's change like any delete's (SQLite: in the same transaction; AWS: the
+        delete marker's stream record becomes a tombstone)."""
+        try:
+            self.ports.store.delete(
+                Scope(record.workspace_id, record.project_id),
+                record.id,
+                expected_version=record.version,
+                record=record,
+            )
+        except VersionConflict:
+            self.count("skipped")  # deleted by another run (or TTL) already
+            return
         self.count("expired")
 
     def reindex(self, record: MemoryRecord) -> None:

@@ -1,4 +1,10 @@
-"""memory_add, memory_get, memory_update, memory_delete, forget and memory_search (docs/contract.md §3)."""
+"""memory_add, memory_get, memory_update, memory_delete, forget and memory_search (docs/contract.md §3).
+
+A write touches the record store only: the store's changes reach the index by themselves —
+synchronously on SQLite (the store writes its FTS rows in the same transaction), through the
+table's stream and the indexer on AWS, where the search adapter reads the most recent changes
+from the table beside every query so a change is searchable the moment it returns
+(docs/architecture.md, "The write path")."""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import hashlib
 import json
 
 from mnemo import text
-from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
+from mnemo.errors import Conflict, InvalidRequest
 from mnemo.ids import memory_id
 from mnemo.models.records import MemoryRecord
 from mnemo.models.tools import (
@@ -23,28 +29,8 @@ from mnemo.models.tools import (
     MemorySearchArgs,
     MemoryUpdateArgs,
 )
-from mnemo.observability import logger
 from mnemo.ports import Duplicate, IdempotencyMismatch, IndexQuery, VersionConflict
 from mnemo.service.context import CallContext
-
-
-def index_record(ctx: CallContext, record: MemoryRecord) -> None:
-    """Index a committed write. The store is the commit point: when the index cannot take the
-    write (unreachable, overloaded, or refusing this function's role) the write stands, is marked
-    for repair (cleanup re-indexes it), the cause is logged once, and the caller still succeeds."""
-    try:
-        ctx.ports.index.upsert(record)
-    except IndexUnavailable as exc:
-        logger.warning("index write failed; marked for repair", extra={"memory_id": record.id, "cause": exc.cause})
-        ctx.ports.store.mark_for_repair(record)
-
-
-def unindex_record(ctx: CallContext, record: MemoryRecord) -> None:
-    try:
-        ctx.ports.index.remove(record)
-    except IndexUnavailable as exc:
-        logger.warning("index delete failed; marked for repair", extra={"memory_id": record.id, "cause": exc.cause})
-        ctx.ports.store.mark_for_repair(record)
 
 
 def _fingerprint(ctx: CallContext, args: MemoryAddArgs) -> str:
@@ -93,9 +79,7 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         updated_at=ctx.now,
     )
     try:
-        with ctx.ports.store.unit_of_work():
-            ctx.ports.store.create(record, dedupe=not args.allow_duplicate)
-            index_record(ctx, record)
+        ctx.ports.store.create(record, dedupe=not args.allow_duplicate)
     except Duplicate as found:
         # the same content, kind, path and team as a live memory of the project: that memory
         same = ctx.visible(ctx.ports.store.get(ctx.scope, found.memory_id))
@@ -131,19 +115,17 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
             ctx.ports.store.replace(updated, expected_version=current.version, previous=current)
         except VersionConflict:
             raise Conflict("memory changed while updating; read it again and retry") from None
-        index_record(ctx, updated)
     return MemoryResult(project=ctx.project_ref, memory=updated.public())
 
 
 def delete_memory(ctx: CallContext, memory_id: str) -> None:
-    """Delete exactly one visible record and its index entry; shared by memory_delete and forget."""
+    """Delete exactly one visible record (its index entry follows); shared by memory_delete and forget."""
     with ctx.ports.store.unit_of_work():
         current = ctx.visible(ctx.ports.store.get(ctx.scope, memory_id))
         try:
             ctx.ports.store.delete(ctx.scope, memory_id, expected_version=current.version, record=current)
         except VersionConflict:
             raise Conflict("memory changed while deleting; retry") from None
-        unindex_record(ctx, current)
 
 
 def memory_delete(ctx: CallContext, args: MemoryIdArgs) -> DeleteResult:

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from mnemo.errors import Conflict, IndexUnavailable, InvalidRequest
+from mnemo.errors import Conflict, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
-from mnemo.observability import logger
 from mnemo.ports import Page, Ports, Scope, VersionConflict
 
 OnExisting = Literal["fail", "skip"]
@@ -107,7 +106,7 @@ def import_records(
     on_existing: OnExisting = "fail",
 ) -> ImportReport:
     """Check the whole input (``source()``), then write each record as it is into ``target``
-    and index it. ``source`` is called twice, so the input is read once to check, once to write."""
+    (the index follows the store). ``source`` is called twice, so the input is read once to check, once to write."""
     skip = set(check_import(ports, target, source(), force_workspace=force_workspace, on_existing=on_existing))
     report = ImportReport(target)
     for record in source():
@@ -130,12 +129,6 @@ def import_records(
 
 
 def restore(ports: Ports, record: MemoryRecord) -> None:
-    """Store a record exactly as it is (VersionConflict when its id exists in its project) and
-    index it; when the index is unreachable the record is marked for repair, like any write."""
-    with ports.store.unit_of_work():
-        ports.store.create(record)
-        try:
-            ports.index.upsert(record)
-        except IndexUnavailable:
-            logger.warning("index write failed; marked for repair", extra={"memory_id": record.id})
-            ports.store.mark_for_repair(record)
+    """Store a record exactly as it is (VersionConflict when its id exists in its project); the
+    index follows the store, as for any write."""
+    ports.store.create(record)

@@ -52,6 +52,8 @@ class AwsBackend:
         tables: Tables | None = None,
         *,
         tenant_cache_s: float = 5.0,
+        recent_window_s: float = 60.0,
+        recent_page: int = 50,
     ) -> None:
         # imported here, not at the top: the indexer's handler imports ``backends.aws.stream`` at
         # cold start, which must not pull in every adapter and its engine (≈ 0.2 s)
@@ -65,6 +67,8 @@ class AwsBackend:
         self.dynamodb = dynamodb
         self.store = DynamoMemoryStore(dynamodb, tables.memories)
         self.index = index
+        # a search also reads the store's recent changes, which the index may not show yet
+        index.read_your_writes(self.store, window_s=recent_window_s, first_page=recent_page)
         self.limiter = DynamoRateLimiter(dynamodb, tables.rate)
         self.tenants = DynamoTenantStore(dynamodb, tables.tenants, cache_s=tenant_cache_s)
         self.idempotency = PowertoolsIdempotencyStore(dynamodb, tables.idempotency)
@@ -84,7 +88,14 @@ class AwsBackend:
             replicas=cfg.opensearch_replicas,
             refresh_interval=cfg.opensearch_refresh_interval,
         )
-        return cls(dynamodb, index, tables, tenant_cache_s=cfg.tenant_cache_s)
+        return cls(
+            dynamodb,
+            index,
+            tables,
+            tenant_cache_s=cfg.tenant_cache_s,
+            recent_window_s=cfg.search_recent_window_s,
+            recent_page=cfg.search_recent_page,
+        )
 
     @property
     def maintenance(self) -> AwsMaintenance:

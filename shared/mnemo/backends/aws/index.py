@@ -18,8 +18,12 @@
   ``version + 1`` (``deleted: true``, filtered out of every query) instead of deleting the
   document, because OpenSearch forgets a real delete's version after ``index.gc_deletes`` (60 s)
   and a late older write could then resurrect it. The cleanup job purges old tombstones.
-* The full record is kept in ``_source`` (``record``, not indexed), so a search needs no
-  DynamoDB read.
+* The full record is kept in ``_source`` (``record``, not indexed), so a hit needs no DynamoDB
+  read.
+* Only the stream indexer and the cleanup job write here. A search is merged with the project's
+  changes the index may not show yet, read from the table beside the query (:mod:`.fresh`;
+  wired by ``AwsBackend`` through :meth:`OpenSearchIndex.read_your_writes`): a change is
+  searchable the moment its write returns, without any write waiting for a refresh.
 * Connection errors, timeouts, refusals of the caller (401, 403), 429 and 5xx become
   :class:`~mnemo.errors.IndexUnavailable` (``backends.aws.errors.index_outage``).
 * For the cleanup job (``AwsMaintenance``) it also walks its documents (tombstones included), reads
@@ -32,14 +36,17 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
-from typing import Any
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConflictError, NotFoundError, RequestError, TransportError
 
 from mnemo import text
+from mnemo.backends.aws import fresh
 from mnemo.backends.aws.errors import index_cause, index_outage
+from mnemo.backends.aws.items import RecentChange
 from mnemo.errors import IndexUnavailable
 from mnemo.like import ANY_ONE, ANY_RUN, is_match_all, like_tokens
 from mnemo.models.common import format_ts, utc_now
@@ -211,7 +218,8 @@ def term_clause(term: QueryTerm, expansions: int, name: str) -> dict[str, Any]:
     return {"bool": {"should": should, "minimum_should_match": 1, "_name": name}}
 
 
-def search_body(query: IndexQuery) -> dict[str, Any]:
+def search_body(query: IndexQuery, since: datetime | None = None) -> dict[str, Any]:
+    """The query's DSL; with ``since``, also the ``fresh`` aggregation (:mod:`.fresh`)."""
     prefixes = sum(1 for t in query.terms if t.prefix)
     expansions = max(1, min(32, CLAUSE_BUDGET // max(1, prefixes * len(FIELD_BOOSTS))))
     clauses = [term_clause(t, expansions, f"t{i}") for i, t in enumerate(query.terms)]
@@ -223,13 +231,28 @@ def search_body(query: IndexQuery) -> dict[str, Any]:
         boolean["minimum_should_match"] = 1
     sort: list[Any] = [{"working": "desc"}] if query.prefer_working else []
     sort += ["_score", {"updated_at": "desc"}, {"id": "desc"}]
-    return {
+    body: dict[str, Any] = {
         "size": query.limit,
         "query": {"bool": boolean},
         "sort": sort,
         "track_scores": True,
         "_source": ["record"],
     }
+    if since is not None:
+        body["aggs"] = fresh.fresh_aggregation(since)
+    return body
+
+
+class RecentChanges(Protocol):
+    """Where a search finds the changes the index may not show yet (``DynamoMemoryStore``)."""
+
+    def recent_changes(
+        self, scope: Scope, since: datetime, first_page: int, most: int
+    ) -> tuple[list[RecentChange], bool]: ...
+
+
+#: the most recent changes one search merges (a burst beyond this within the window is merged in part)
+MAX_RECENT_CHANGES = 1000
 
 
 _ENTRY_FIELDS = ["id", "workspace_id", "project_id", "deleted", "deleted_at", "updated_at", "analysis"]
@@ -278,7 +301,7 @@ class OpenSearchIndex:
         client: OpenSearch,
         alias: str,
         *,
-        refresh: str = "wait_for",
+        refresh: str = "false",
         shards: int = 1,
         replicas: int = 0,
         refresh_interval: str = "1s",
@@ -291,6 +314,16 @@ class OpenSearchIndex:
         self.refresh_interval = refresh_interval
         self._ready = False
         self._lock = threading.Lock()
+        self._changes: RecentChanges | None = None
+        self._window = timedelta(0)
+        self._first_page = 0
+
+    def read_your_writes(self, changes: RecentChanges, *, window_s: float, first_page: int) -> None:
+        """Merge every search with the changes of the last ``window_s`` seconds that ``changes``
+        reports (0 turns the merge off: searches then show the index alone)."""
+        self._changes = changes if window_s > 0 else None
+        self._window = timedelta(seconds=window_s)
+        self._first_page = first_page
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -380,17 +413,36 @@ class OpenSearchIndex:
             raise
 
     def search(self, query: IndexQuery) -> list[IndexHit]:
+        """The index's hits, merged with the project's recent changes when :meth:`read_your_writes`
+        is wired: the OpenSearch query runs on a pool thread while this one reads the changes
+        (one consistent ``Query``; this thread keeps the trace context its DynamoDB call needs)."""
         if not query.terms:
             return []
+        if self._changes is None:
+            return self._query(query, None).hits
+        since = utc_now() - self._window
+        pending = fresh.pool().submit(self._query, query, since)
         try:
-            out = self.client.search(index=self.alias, body=search_body(query), routing=query.scope.project_id)
+            changes, _ = self._changes.recent_changes(query.scope, since, self._first_page, MAX_RECENT_CHANGES)
+        except BaseException:
+            pending.cancel()
+            raise
+        merged = fresh.merge(query, pending.result(), changes)
+        if merged.short:  # changes removed hits from a full page: ask for enough to fill it
+            wider = replace(query, limit=query.limit + len(changes))
+            merged = fresh.merge(query, self._query(wider, since), changes)
+        return merged.hits
+
+    def _query(self, query: IndexQuery, since: datetime | None) -> fresh.IndexPage:
+        try:
+            out = self.client.search(index=self.alias, body=search_body(query, since), routing=query.scope.project_id)
         except NotFoundError:
-            return []  # no index yet: nothing was ever written
+            return fresh.IndexPage([], query.limit)  # no index yet: nothing was ever written
         except TransportError as exc:
             if index_outage(exc):
                 raise IndexUnavailable(cause=f"OpenSearch search failed: {index_cause(exc)}") from exc
             raise
-        return [
+        hits = [
             IndexHit(
                 MemoryRecord.model_validate(hit["_source"]["record"]),
                 float(hit.get("_score") or 0.0),
@@ -398,6 +450,12 @@ class OpenSearchIndex:
             )
             for hit in out["hits"]["hits"]
         ]
+        aggregation = (out.get("aggregations") or {}).get("fresh")
+        if aggregation is None:
+            return fresh.IndexPage(hits, query.limit)
+        listed = aggregation["docs"]["hits"]["hits"]
+        versions = {doc["_id"].partition(".")[2]: int(doc["_version"]) for doc in listed}
+        return fresh.IndexPage(hits, query.limit, versions, int(aggregation["doc_count"]) <= len(listed))
 
     # -- for the cleanup job ------------------------------------------------------------------
 

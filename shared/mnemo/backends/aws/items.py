@@ -9,6 +9,11 @@ Key design (every memory key lives inside its workspace and project):
   ``ConsistentRead``, so a listing right after a write sees it (read-your-writes, like SQLite).
 * the sparse GSI ``repair`` (``repair_pk = REPAIR#<0-7>``, ``repair_sk = <marked_at>#<id>``) holds
   only records whose index write failed, for the cleanup job to find without a Scan.
+* a delete keeps the item as a **delete marker** (:func:`delete_marker_update`): ``deleted``, the
+  keys, id and version, and a TTL of :data:`DELETE_MARKER_TTL_S`; the contents are removed and
+  ``lsi1sk`` moves to the delete's time, so the marker is among the project's recent changes
+  (the search adapter reads those beside every query: docs/aws.md, "Read your writes"). Reads,
+  listings, scans and exports skip markers (:func:`is_marker`); a create may reuse a marker's id.
 
 Items hold the record's fields as plain attributes (the table stream's images are readable by the
 indexer through :func:`record_from_item`), plus ``kind_fold`` for filters, ``ttl`` (epoch seconds)
@@ -18,7 +23,8 @@ for DynamoDB's TTL and ``version`` for conditional writes.
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +41,24 @@ REPAIR_INDEX = "repair"
 REPAIR_SHARDS = 8
 #: a listing reads at most this many items (pages of ``Query``) before it answers with what it has
 MAX_LISTING_ITEMS = 5000
+#: how long a delete marker stays (DynamoDB's TTL removes it, up to days late): far beyond the
+#: search overlay's window and the stream indexer's reach, so nothing still needs it then
+DELETE_MARKER_TTL_S = 3600
+#: attributes a delete removes from the item: everything the memory said
+_CONTENT_ATTRIBUTES = (
+    "content",
+    "kind",
+    "kind_fold",
+    "tags",
+    "path",
+    "team_id",
+    "source",
+    "expires_at",
+    "created_at",
+    "updated_at",
+    "repair_pk",
+    "repair_sk",
+)
 
 
 @cache
@@ -94,6 +118,48 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
     )
 
 
+def is_marker(item: dict[str, Any]) -> bool:
+    """Whether a table item (or stream image) is a delete marker rather than a memory."""
+    return bool(item.get("deleted", {}).get("BOOL"))
+
+
+def delete_marker_update(scope: Scope, memory_id: str, expected_version: int, now: datetime) -> dict[str, Any]:
+    """The ``UpdateItem`` arguments (less the table) that turn the memory at ``expected_version``
+    into a delete marker: one write, conditional on the version and on not being deleted."""
+    names = {f"#a{i}": name for i, name in enumerate(_CONTENT_ATTRIBUTES)}
+    return {
+        "Key": memory_key(scope, memory_id),
+        "UpdateExpression": "SET #del = :true, deleted_at = :now, lsi1sk = :lsi, #ttl = :ttl REMOVE "
+        + ", ".join(names),
+        "ConditionExpression": "#v = :expected AND attribute_not_exists(#del)",
+        "ExpressionAttributeNames": {**names, "#del": "deleted", "#ttl": "ttl", "#v": "version"},
+        "ExpressionAttributeValues": {
+            ":true": {"BOOL": True},
+            ":now": {"S": format_ts(now)},
+            ":lsi": {"S": f"{format_ts(now)}#{memory_id}"},
+            ":ttl": {"N": str(ttl_seconds(now + timedelta(seconds=DELETE_MARKER_TTL_S)))},
+            ":expected": {"N": str(expected_version)},
+        },
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RecentChange:
+    """One memory among a project's most recent changes: its current record, or None when the
+    change was its delete (a marker)."""
+
+    memory_id: str
+    version: int
+    record: MemoryRecord | None
+
+
+def recent_change(item: dict[str, Any]) -> RecentChange:
+    if is_marker(item):
+        return RecentChange(item["id"]["S"], int(item["version"]["N"]), None)
+    record = record_from_item(item)
+    return RecentChange(record.id, record.version, record)
+
+
 _RECORD_FIELDS = tuple(MemoryRecord.model_fields)
 
 
@@ -125,9 +191,9 @@ def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:
 
 
 def filter_expression(flt: MemoryFilter) -> tuple[str, dict[str, str], dict[str, Any]]:
-    names: dict[str, str] = {"#exp": "expires_at"}
+    names: dict[str, str] = {"#exp": "expires_at", "#del": "deleted"}
     values: dict[str, Any] = {":now": {"S": format_ts(flt.now)}}
-    clauses = ["(attribute_not_exists(#exp) OR #exp > :now)"]
+    clauses = ["attribute_not_exists(#del)", "(attribute_not_exists(#exp) OR #exp > :now)"]
     if flt.kind is not None:
         names["#kf"] = "kind_fold"
         values[":kind"] = {"S": flt.kind.casefold()}

@@ -8,6 +8,12 @@ of two identical adds one commits and the other finds the claim taken — a cond
 a read-then-write. Only when a condition fails (the claim is held, or held by another) does a call
 read and try again. No ``MEM#`` query, scan, LSI, GSI or stream filter sees claim items.
 
+Every change of a memory is one conditional write of its item (a put; a delete is an update that
+leaves a delete marker, ``items.delete_marker_update``), alone or in that transaction with its
+claim; the table's stream carries it to the index (``stream.py`` and the indexer).
+:meth:`DynamoMemoryStore.recent_changes` reads the changes the index may not show yet, for the
+search adapter.
+
 Besides the ``MemoryStore`` port it offers what the cleanup job needs of the table (``AwsMaintenance``
 composes it with the index): bounded scans, the repair marks of the sparse GSI ``repair``, batch
 reads, and the walks' checkpoints (items ``pk = MAINTENANCE``, ``sk = CHECKPOINT#<walk>``, which no
@@ -32,12 +38,16 @@ from mnemo.backends.aws.items import (
     RECENT_INDEX,
     REPAIR_INDEX,
     REPAIR_SHARDS,
+    RecentChange,
+    delete_marker_update,
     filter_expression,
     from_item,
+    is_marker,
     matches,
     memory_item,
     memory_key,
     memory_pk,
+    recent_change,
     record_from_item,
     ttl_seconds,
 )
@@ -48,6 +58,8 @@ from mnemo.ports import Duplicate, MemoryFilter, Page, RepairMark, Scope, Versio
 
 CHECKPOINT_PK = "MAINTENANCE"
 _BATCH_GET = 100
+#: pages of ``recent_changes`` after its first one (a burst of changes overflowed it)
+_RECENT_PAGE_MAX = 500
 #: a claim changed under a write (another write took or gave it up meanwhile): tries before giving up
 _CLAIM_ATTEMPTS = 4
 
@@ -130,7 +142,9 @@ class DynamoMemoryStore:
             "Put": {
                 "TableName": self.table,
                 "Item": memory_item(record),
-                "ConditionExpression": "attribute_not_exists(pk)",
+                # a delete marker's id may be used again (an import restoring a deleted memory)
+                "ConditionExpression": "attribute_not_exists(pk) OR attribute_exists(#del)",
+                "ExpressionAttributeNames": {"#del": "deleted"},
             }
         }
         taking_from: str | None = None
@@ -161,7 +175,8 @@ class DynamoMemoryStore:
             self.client.put_item(
                 TableName=self.table,
                 Item=memory_item(record),
-                ConditionExpression="attribute_not_exists(pk)",
+                ConditionExpression="attribute_not_exists(pk) OR attribute_exists(#del)",
+                ExpressionAttributeNames={"#del": "deleted"},
             )
         except ClientError as exc:
             if not is_condition_failure(exc):
@@ -179,15 +194,15 @@ class DynamoMemoryStore:
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         out = self.client.get_item(TableName=self.table, Key=memory_key(scope, memory_id), ConsistentRead=True)
         item = out.get("Item")
-        return record_from_item(item) if item else None
+        return record_from_item(item) if item and not is_marker(item) else None
 
     def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
         put: dict[str, Any] = {
             "TableName": self.table,
             "Item": memory_item(record),
-            "ConditionExpression": "#v = :expected",
-            "ExpressionAttributeNames": {"#v": "version"},
+            "ConditionExpression": "#v = :expected AND attribute_not_exists(#del)",
+            "ExpressionAttributeNames": {"#v": "version", "#del": "deleted"},
             "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
         }
         claim = _claim(record)
@@ -228,28 +243,53 @@ class DynamoMemoryStore:
     def delete(
         self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
     ) -> None:
-        delete = {
-            "Delete": {
-                "TableName": self.table,
-                "Key": memory_key(scope, memory_id),
-                "ConditionExpression": "#v = :expected",
-                "ExpressionAttributeNames": {"#v": "version"},
-                "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
-            }
-        }
+        """The memory becomes a delete marker (``items.delete_marker_update``: one ``UpdateItem``),
+        which the stream turns into a tombstone and searches see among the recent changes; with
+        its claim, when it holds it (one transaction)."""
+        update = {"TableName": self.table, **delete_marker_update(scope, memory_id, expected_version, utc_now())}
         if record is not None:
-            # with its claim, when it holds it (one transaction); else the memory alone
-            failed = self._transact([delete, self._claim_delete(record, _claim(record))])
+            failed = self._transact([{"Update": update}, self._claim_delete(record, _claim(record))])
             if failed is None:
                 return
             if failed[0] == "ConditionalCheckFailed":
                 raise VersionConflict(memory_id)
         try:
-            self.client.delete_item(**delete["Delete"])
+            self.client.update_item(**update)
         except ClientError as exc:
             if is_condition_failure(exc):
                 raise VersionConflict(memory_id) from None
             raise
+
+    def recent_changes(
+        self, scope: Scope, since: datetime, first_page: int, most: int
+    ) -> tuple[list[RecentChange], bool]:
+        """The project's memories changed (written or deleted) at or after ``since``, newest first,
+        read consistently from the ``recent`` index: one ``Query`` of ``first_page`` items, more
+        pages only when a burst of changes overflowed it, at most ``most`` items in all. Returns
+        the changes and whether they are all of them (False: ``most`` was reached)."""
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": RECENT_INDEX,
+            "KeyConditionExpression": "pk = :pk AND lsi1sk >= :since",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": memory_pk(scope.workspace_id, scope.project_id)},
+                ":since": {"S": format_ts(since)},
+            },
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+            "Limit": min(first_page, most),
+        }
+        changes: list[RecentChange] = []
+        while True:
+            out = self.client.query(**request)
+            changes.extend(recent_change(item) for item in out.get("Items", []))
+            last = out.get("LastEvaluatedKey")
+            if not last:
+                return changes, True
+            if len(changes) >= most:
+                return changes, False
+            request["ExclusiveStartKey"] = last
+            request["Limit"] = min(_RECENT_PAGE_MAX, most - len(changes))
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
         expression, names, values = filter_expression(flt)
@@ -315,17 +355,19 @@ class DynamoMemoryStore:
             Limit=limit + 1,
         )
         items = [item for item in out.get("Items", []) if item["sk"]["S"].startswith("MEM#")]
-        records = [record_from_item(item) for item in items]
         # More follows when the page overflowed, or when DynamoDB stopped early at 1 MB of items
         # (4 KiB contents make that possible before ``limit``) while still inside the MEM# range.
         last_key = (out.get("LastEvaluatedKey") or {}).get("sk", {}).get("S", "")
-        more = len(records) > limit or (bool(records) and last_key.startswith("MEM#"))
-        records = records[:limit]
-        return Page(records, records[-1].id if more else None)
+        more = len(items) > limit or (bool(items) and last_key.startswith("MEM#"))
+        items = items[:limit]
+        cursor = items[-1]["sk"]["S"].removeprefix("MEM#") if more else None
+        # delete markers hold a page place (the cursor passes them) but are no records
+        return Page([record_from_item(item) for item in items if not is_marker(item)], cursor)
 
     def mark_for_repair(self, record: MemoryRecord) -> None:
-        """Flag the record for the cleanup job (sparse GSI ``repair``). When the record is gone
-        (its delete could not reach the index), a standalone marker item carries the repair."""
+        """Flag the memory for the cleanup job (sparse GSI ``repair``): the stream indexer does when
+        the index cannot take a change. The mark goes on the memory's item (a delete marker too);
+        when the item is gone (removed outright, by TTL), a standalone ``REPAIR#`` item carries it."""
         shard = zlib.crc32(record.id.encode()) % REPAIR_SHARDS
         marks = {
             ":rpk": {"S": f"REPAIR#{shard}"},
@@ -370,12 +412,13 @@ class DynamoMemoryStore:
                 "values": {":now": {"S": format_ts(expired_at)}},
                 "clauses": ["#exp <= :now"],
             }
-        names = {"#sk": "sk", **filters.pop("names", {})}
+        names = {"#sk": "sk", "#del": "deleted", **filters.pop("names", {})}
         values = {":mem": {"S": "MEM#"}, **filters.pop("values", {})}
+        clauses = ["begins_with(#sk, :mem)", "attribute_not_exists(#del)", *filters.pop("clauses", [])]
         request: dict[str, Any] = {
             "TableName": self.table,
             "Limit": limit,
-            "FilterExpression": " AND ".join(["begins_with(#sk, :mem)", *filters.pop("clauses", [])]),
+            "FilterExpression": " AND ".join(clauses),
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
             "ConsistentRead": True,
@@ -413,24 +456,24 @@ class DynamoMemoryStore:
     def _mark(self, item: dict[str, Any]) -> RepairMark:
         values = from_item(item)
         scope = Scope(values["workspace_id"], values["project_id"])
-        memory_id, version, token = values["id"], int(values["version"]), values["repair_sk"]
-        if values["sk"].startswith("MEM#"):
+        memory_id, version = values["id"], int(values["version"])
+        # the token names the marked item and the mark, so clear_repair removes exactly this one
+        token = f"{values['sk']}|{values['repair_sk']}"
+        if values["sk"].startswith("MEM#") and not is_marker(item):
             return RepairMark(scope, memory_id, version, record_from_item(item), token=token)
-        # a marker left by a delete whose index write failed: the record is gone (the maintenance
-        # adapter names the index entry to remove)
+        # a delete marker, or a REPAIR# item (the record was removed outright, by TTL): the
+        # memory is gone, and the maintenance adapter names the index entry to remove
         return RepairMark(scope, memory_id, version, None, token=token)
 
     def clear_repair(self, mark: RepairMark) -> None:
-        key = {
-            "pk": {"S": memory_pk(mark.scope.workspace_id, mark.scope.project_id)},
-            "sk": {"S": f"MEM#{mark.memory_id}" if mark.record is not None else f"REPAIR#{mark.memory_id}"},
-        }
+        sk, _, repair_sk = mark.token.partition("|")
+        key = {"pk": {"S": memory_pk(mark.scope.workspace_id, mark.scope.project_id)}, "sk": {"S": sk}}
         condition = {
             "ConditionExpression": "repair_sk = :token",
-            "ExpressionAttributeValues": {":token": {"S": mark.token}},
+            "ExpressionAttributeValues": {":token": {"S": repair_sk}},
         }
         try:
-            if mark.record is not None:
+            if sk.startswith("MEM#"):
                 self.client.update_item(
                     TableName=self.table, Key=key, UpdateExpression="REMOVE repair_pk, repair_sk", **condition
                 )
@@ -450,7 +493,8 @@ class DynamoMemoryStore:
             request = {self.table: {"Keys": batch, "ConsistentRead": True}}
             while request:
                 out = self.client.batch_get_item(RequestItems=request)
-                found.extend(record_from_item(item) for item in out.get("Responses", {}).get(self.table, []))
+                items = out.get("Responses", {}).get(self.table, [])
+                found.extend(record_from_item(item) for item in items if not is_marker(item))
                 request = out.get("UnprocessedKeys") or {}
         return found
 

@@ -30,8 +30,8 @@ class SqliteBackend:
             self.db = Database(path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(f"cannot open the SQLite store at {path}: {exc}", cause=type(exc).__name__) from exc
-        self.store = SqliteMemoryStore(self.db)
         self.index = SqliteSearchIndex(self.db)
+        self.store = SqliteMemoryStore(self.db, self.index)
         self.limiter = SqliteRateLimiter(self.db)
         self.tenants = SqliteTenantStore(self.db)
         self.idempotency = SqliteIdempotencyStore(self.db)

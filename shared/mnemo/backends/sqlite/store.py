@@ -5,7 +5,13 @@ columns that filters and ordering need (``*_fold`` hold case-folded values, so L
 Claims (``MemoryStore.create``): the column ``dedup`` holds the record's ``mnemo.text.fingerprint``
 when the record holds its claim, NULL otherwise; a partial unique index on (project, dedup) makes
 two holders of one claim impossible, and writes take the database's write lock (``BEGIN
-IMMEDIATE``) before they look, so of two identical adds one is stored and the other sees it."""
+IMMEDIATE``) before they look, so of two identical adds one is stored and the other sees it.
+
+The store keeps its full-text index in step by itself: every create, replace and delete calls
+the sibling index adapter's public ``upsert`` / ``remove`` inside the same write transaction, so a
+change and its index row commit together and an edit is searchable the moment it returns. (On
+AWS the table's stream brings the store's changes to the index; the service writes only the
+store on both backends.)"""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from mnemo import text
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import Database, outage, record_of
 from mnemo.backends.sqlite.filters import filter_sql
+from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
@@ -25,8 +32,9 @@ from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
 @translate_errors(outage)
 class SqliteMemoryStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, index: SqliteSearchIndex) -> None:
         self.db = db
+        self.index = index
 
     def unit_of_work(self) -> AbstractContextManager[Any]:
         return self.db.write()
@@ -42,6 +50,7 @@ class SqliteMemoryStore:
                 )
             except sqlite3.IntegrityError:
                 raise VersionConflict(record.id) from None
+            self.index.upsert(record)
 
     @staticmethod
     def _free_claim(conn: sqlite3.Connection, record: MemoryRecord, *, dedupe: bool) -> str | None:
@@ -92,17 +101,20 @@ class SqliteMemoryStore:
             )
             if cur.rowcount != 1:
                 raise VersionConflict(record.id)
+            self.index.upsert(record)
 
     def delete(
         self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
     ) -> None:
         with self.db.write() as conn:  # the claim goes with the row
-            cur = conn.execute(
-                "DELETE FROM memories WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
+            row = conn.execute(
+                "DELETE FROM memories WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?"
+                " RETURNING body",
                 (memory_id, scope.workspace_id, scope.project_id, expected_version),
-            )
-            if cur.rowcount != 1:
+            ).fetchone()
+            if row is None:
                 raise VersionConflict(memory_id)
+            self.index.remove(record_of(row))
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
         where, params = filter_sql(flt)

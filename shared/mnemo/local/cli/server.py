@@ -35,6 +35,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             max_instances=args.workers,
             budget_s=args.timeout,
             metrics_to=args.metrics or ("-" if args.verbose else None),
+            # the memories table's stream fed to the indexer, as Lambda's event source mapping does
+            follow_stream=plan.cfg.backend == "aws",
         )
 
         def bound(server: LocalServer) -> None:

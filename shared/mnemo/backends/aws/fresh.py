@@ -1,0 +1,153 @@
+"""Read your writes on AWS: a search's index hits merged with the project's most recent changes.
+
+The index follows the table through its stream (``stream.py`` → the indexer), so it shows a
+change a stream batch and a refresh after the write returned (≈ 1–2 s). Every search therefore
+also reads, in parallel with the OpenSearch query, the project's changes of the last
+``window`` from DynamoDB (``DynamoMemoryStore.recent_changes``: the ``recent`` index, read
+consistently), and merges them here, in Python, exactly as the index would have matched them:
+
+* terms: the query's terms (already analysed by ``mnemo.text``) against the terms of
+  :func:`~mnemo.backends.aws.index.document` — the very document the indexer writes — with
+  ``mnemo.text.term_matches``; filters: ``items.matches`` (``mnemo.like`` for LIKE patterns);
+* a hit whose memory changed since it was indexed is replaced by the current version when that
+  still matches (keeping the hit's score), and dropped when it no longer matches, was deleted or
+  has expired;
+* a changed memory that matches, is not among the hits, and whose current version the index does
+  not hold as a match (the query's ``fresh`` aggregation lists the window's matching documents
+  with their versions; one held at the current version was ranked below the page) is added with
+  a provisional score (:func:`provisional_score`, the rule in docs/retrieval.md);
+* the merged hits are ordered as the index orders them (working first when asked, then score,
+  newest, id) and cut to the limit. When dropped hits leave a full page short, the caller asks
+  the index for more (``Merged.short``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from mnemo import text
+from mnemo.backends.aws.items import RecentChange, matches
+from mnemo.models.common import format_ts
+from mnemo.models.records import MemoryRecord
+from mnemo.ports import IndexHit, IndexQuery
+
+#: the most documents the ``fresh`` aggregation lists (OpenSearch's ``max_inner_result_window``)
+FRESH_DOCS = 100
+
+_TERM_FIELDS = ("content_terms", "tags_terms", "path_terms")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def pool() -> ThreadPoolExecutor:
+    """The process's threads for the OpenSearch half of a search (built on first use, shared)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="mnemo-search")
+        return _pool
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPage:
+    """What one OpenSearch query returned."""
+
+    hits: list[IndexHit]
+    #: the query asked for this many hits (a page with fewer holds every match)
+    size: int
+    #: memory id → version of the window's documents that match the query (the ``fresh`` aggregation)
+    fresh: dict[str, int] = field(default_factory=dict)
+    #: False when the aggregation had more documents than it lists (a burst of matching changes:
+    #: a change it does not list is then merged as if the index did not hold it)
+    fresh_complete: bool = True
+
+    @property
+    def full(self) -> bool:
+        return len(self.hits) >= self.size
+
+
+def fresh_aggregation(since: datetime) -> dict[str, object]:
+    """The ``aggs`` of a search that lists the documents of the window matching the query."""
+    top = {"size": FRESH_DOCS, "_source": False, "version": True, "sort": [{"updated_at": "desc"}]}
+    return {
+        "fresh": {"filter": {"range": {"updated_at": {"gte": format_ts(since)}}}, "aggs": {"docs": {"top_hits": top}}}
+    }
+
+
+def matched_terms(query: IndexQuery, record: MemoryRecord) -> int:
+    """How many of the query's terms the record's indexed document contains."""
+    from mnemo.backends.aws.index import document
+
+    doc = document(record)
+    terms = {term for name in _TERM_FIELDS for term in doc[name].split()}
+    return sum(1 for term in query.terms if text.term_matches(term, terms))
+
+
+def qualifies(query: IndexQuery, record: MemoryRecord) -> int | None:
+    """The number of query terms the record matches when the index would return it, else None."""
+    if not matches(record, query.filter):
+        return None
+    found = matched_terms(query, record)
+    needed = len(query.terms) if query.mode == "all" else 1
+    return found if found >= needed else None
+
+
+def provisional_score(found: int, scored: Sequence[tuple[float, int]]) -> float:
+    """The score of a memory the index has not scored yet, matching ``found`` query terms, among
+    the hits' (score, terms matched): the best score of a hit matching no more terms than it
+    does; when every hit matches more, the lowest score; 0 without hits. With ties going to the
+    newest, a fresh memory thus ranks just before the best hit it matches at least as well as."""
+    no_better = [score for score, hit_found in scored if hit_found <= found]
+    if no_better:
+        return max(no_better)
+    return min((score for score, _ in scored), default=0.0)
+
+
+def order_key(query: IndexQuery, hit: IndexHit) -> tuple[bool, float, datetime, str]:
+    """The index's sort (``index.search_body``), as a key for ``sorted(..., reverse=True)``."""
+    record = hit.record
+    working = query.prefer_working and (record.kind or "").casefold() == "working"
+    return (working, hit.score, record.updated_at, record.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    hits: list[IndexHit]
+    #: a full page lost hits to the changes: more matches may follow it in the index
+    short: bool
+
+
+def merge(query: IndexQuery, page: IndexPage, changes: Sequence[RecentChange]) -> Merged:
+    """The hits as the index will show them once it has every change."""
+    latest = {change.memory_id: change for change in changes}
+    kept: list[IndexHit] = []
+    dropped = 0
+    for hit in page.hits:
+        change = latest.get(hit.record.id)
+        if change is None or (change.record is not None and change.version == hit.record.version):
+            kept.append(hit)  # unchanged, or the index already holds this version
+        elif change.record is not None and qualifies(query, change.record) is not None:
+            kept.append(IndexHit(change.record, hit.score))  # newer, still matches: keeps its place
+        else:
+            dropped += 1  # deleted, expired, or no longer matching
+    hit_ids = {hit.record.id for hit in page.hits}
+    added: list[tuple[MemoryRecord, int]] = []
+    for change in changes:
+        record = change.record
+        if record is None or record.id in hit_ids:
+            continue
+        if page.fresh.get(record.id) == record.version:
+            continue  # the index holds this version as a match and ranks it below the page
+        found = qualifies(query, record)
+        if found is not None:
+            added.append((record, found))
+    if added:
+        every = len(query.terms)
+        scored = [(hit.score, every if query.mode == "all" else matched_terms(query, hit.record)) for hit in kept]
+        kept += [IndexHit(record, provisional_score(found, scored)) for record, found in added]
+    kept.sort(key=lambda hit: order_key(query, hit), reverse=True)
+    return Merged(kept[: query.limit], short=bool(dropped) and page.full and len(kept) < query.limit)
