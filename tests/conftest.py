@@ -138,6 +138,17 @@ def aws_backend(aws_stack: Settings, aws_clients: tuple[Any, Any]) -> Any:
 
     dynamodb, opensearch = aws_clients
     index = OpenSearchIndex(
-        opensearch, aws_stack.opensearch_index, refresh_interval=aws_stack.opensearch_refresh_interval
+        opensearch,
+        aws_stack.opensearch_index,
+        refresh=aws_stack.opensearch_refresh,
+        refresh_interval=aws_stack.opensearch_refresh_interval,
     )
     return AwsBackend(dynamodb, index, Tables.from_settings(aws_stack))
+
+
+@pytest.fixture(scope="session")
+def stream_drain(aws_stack: Settings) -> Any:
+    """The session table's stream, drained through the indexer on demand (tests/support/stream.py)."""
+    from tests.support.stream import StreamDrain
+
+    return StreamDrain(aws_stack)

@@ -1,11 +1,18 @@
 """The contract suite: every tool behaviour, run against every backend.
 
 ``ports`` is parametrised by backend name; each test gets a fresh workspace, so backends whose
-storage outlives a test (the AWS one) still isolate tests through tenancy itself."""
+storage outlives a test (the AWS one) still isolate tests through tenancy itself.
+
+On AWS the index follows the table through its stream. The suite's ``svc`` plays a stack whose
+indexer keeps up: after each write call the stream is drained through the indexer
+(:class:`IndexerKeepsUp`), as the deployed indexer will have done a second later. Searches still
+merge the store's recent changes (every record here is recent), so both halves answer. The lag
+itself — nothing draining, or OpenSearch away — is pinned by ``test_read_your_writes.py``, which
+uses a plain ``Service``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +20,7 @@ import pytest
 from mnemo.models.records import Project
 from mnemo.ports import Ports
 from mnemo.service import tenancy
+from mnemo.service.catalog import REGISTRY
 from mnemo.service.identity import ADMIN, Caller
 from mnemo.service.pipeline import Service
 
@@ -42,6 +50,59 @@ def _aws(request: pytest.FixtureRequest) -> Iterator[Ports]:
     """DynamoDB through moto in server mode and a real OpenSearch node, shared by the session;
     each test's fresh workspace keeps it apart from the others."""
     yield request.getfixturevalue("aws_backend")  # the session's clients stay open
+
+
+@dataclass
+class Indexer:
+    """What brings the store's changes to the index, as a test drives it: nothing on SQLite (the
+    store writes its index in the same transaction), the stream drained through the indexer on AWS."""
+
+    ports: Ports
+    stream: Any = None  # tests/support/stream.StreamDrain on AWS
+
+    def catch_up(self, *, lose: Iterable[str] = ()) -> None:
+        """Deliver every pending change to the index; the changes of the memories in ``lose`` are
+        dropped instead, as by a stream mapping that gave up on them (SQLite: their index rows
+        are removed, as if a write had reached the store alone)."""
+        if self.stream is not None:
+            self.stream.drain(self.ports, lose=lose)
+            return
+        for memory_id in lose:
+            _drop_index_row(self.ports, memory_id)
+
+
+def _drop_index_row(ports: Ports, memory_id: str) -> None:
+    db = ports.db  # type: ignore[attr-defined]
+    with db.write() as conn:
+        found = conn.execute("DELETE FROM index_rows WHERE id = ? RETURNING fts_rowid", (memory_id,)).fetchone()
+        if found is not None:
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (found["fts_rowid"],))
+
+
+@pytest.fixture
+def indexer(ports: Ports, request: pytest.FixtureRequest) -> Indexer:
+    from mnemo.backends.sqlite import SqliteBackend
+
+    if isinstance(ports, SqliteBackend):
+        return Indexer(ports)
+    return Indexer(ports, request.getfixturevalue("stream_drain"))
+
+
+class IndexerKeepsUp(Service):
+    """A service whose index has caught up by the next call: the stream drained after each write
+    (on SQLite there is nothing to drain). ``indexer`` lets a test drive the index's follower."""
+
+    def __init__(self, ports: Ports, indexer: Indexer, **kwargs: Any) -> None:
+        super().__init__(ports, **kwargs)
+        self.indexer = indexer
+
+    def invoke(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().invoke(name, *args, **kwargs)
+        finally:
+            operation = REGISTRY.get(name)
+            if operation is not None and not operation.read_only:
+                self.indexer.catch_up()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -105,8 +166,8 @@ def new_tenant(svc: Service, name: str = "t") -> Tenant:
 
 
 @pytest.fixture
-def svc(ports: Ports) -> Service:
-    return Service(ports)
+def svc(ports: Ports, indexer: Indexer) -> Service:
+    return IndexerKeepsUp(ports, indexer)
 
 
 @pytest.fixture

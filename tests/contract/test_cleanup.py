@@ -62,13 +62,17 @@ def plant(tenant: Any, content: str, *, expired: bool = False, index: bool = Tru
     ports.store.create(record)
     if index:
         ports.index.upsert(record)
+        tenant.svc.indexer.catch_up()
+    else:  # the change reached the store, never the index (the stream gave up on it)
+        tenant.svc.indexer.catch_up(lose=[record.id])
     return record
 
 
-def lose_record(ports: Ports, record: MemoryRecord) -> None:
+def lose_record(tenant: Any, record: MemoryRecord) -> None:
     """The store loses a record behind the index's back (a delete whose index write was lost)."""
     from mnemo.backends.sqlite import SqliteBackend
 
+    ports = tenant.svc.ports
     if isinstance(ports, SqliteBackend):
         with ports.db.write() as conn:
             conn.execute("DELETE FROM memories WHERE id = ?", (record.id,))
@@ -77,6 +81,7 @@ def lose_record(ports: Ports, record: MemoryRecord) -> None:
 
     store = ports.store  # type: ignore[attr-defined]
     store.client.delete_item(TableName=store.table, Key=memory_key(scope_of(record), record.id))
+    tenant.svc.indexer.catch_up(lose=[record.id])  # the REMOVE never reached the indexer
 
 
 def index_entries(ports: Ports) -> list[Comparison]:
@@ -103,6 +108,9 @@ def live_orphans(ports: Ports, ids: set[str]) -> list[Comparison]:
 
 
 def until_done(ports: Ports, options: CleanupOptions | None = None, limit: int = 100) -> list[CleanupSummary]:
+    """Cleanup runs until a cycle is complete, on a store whose changes the index has all been
+    given (or lost, where a test said so): what is left is the drift cleanup exists for."""
+    _indexer[0].catch_up()
     runs = []
     for _ in range(limit):
         runs.append(run_cleanup(ports, options))
@@ -115,10 +123,15 @@ def total(runs: list[CleanupSummary], name: str) -> int:
     return sum(r.counts[name] for r in runs)
 
 
+#: this test's Indexer (tests/contract/conftest.py), for the helpers
+_indexer: list[Any] = []
+
+
 @pytest.fixture(autouse=True)
-def clean_start(ports: Ports) -> None:
+def clean_start(ports: Ports, indexer: Any) -> None:
     """Every test starts with nothing left to clean and each walk at its beginning: an AWS stack
     is shared by the session, and the counts asserted here are this test's own."""
+    _indexer[:] = [indexer]
     for name in PHASES:
         ports.maintenance.save_checkpoint(name, None)
     until_done(ports)
@@ -200,7 +213,7 @@ def test_an_index_entry_without_a_record_is_removed(tenant):
     term = word()
     ports = tenant.svc.ports
     record = plant(tenant, f"deleted behind the index's back {term}")
-    lose_record(ports, record)
+    lose_record(tenant, record)
     assert live_orphans(ports, {record.id})
 
     runs = until_done(ports)
@@ -277,7 +290,7 @@ def test_two_runs_started_together_finish_like_one(tenant, request):
     for record in unindexed[:2]:
         ports.store.mark_for_repair(record)
     orphan = plant(tenant, f"together orphan {term}")
-    lose_record(ports, orphan)
+    lose_record(tenant, orphan)
     start = threading.Barrier(2)
     results: list[CleanupSummary] = []
 

@@ -1,27 +1,53 @@
 """``mnemo serve --backend aws`` against DynamoDB (a moto server) and OpenSearch endpoints given in
-the environment, creating its tables on first start (MNEMO_AWS_CREATE_TABLES) — the README's recipe."""
+the environment, creating its tables on first start (MNEMO_AWS_CREATE_TABLES) — the README's recipe.
+
+It behaves like the deployed stack: the write answers without touching OpenSearch, the search
+finds the write at once, and the server feeds the table's stream to the indexer, as Lambda's
+event source mapping does, so the index catches up by itself; ``mnemo cleanup --backend aws``
+runs beside it and finds nothing left to repair."""
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 
 import pytest
 
 from tests.e2e.conftest import start_server, stop_server
+from tests.e2e.test_cli import mnemo
 from tests.e2e.test_local_server import call
 
 pytestmark = pytest.mark.aws
 
 
+def indexed_versions(aws_stack, alias: str, memory_ids: list[str]) -> dict[str, tuple[int, bool]]:
+    """memory id → (version, tombstone) of what the index behind ``alias`` holds."""
+    from mnemo.backends.aws.clients import opensearch_client
+
+    client = opensearch_client(aws_stack)
+    try:
+        if not client.indices.exists_alias(index=alias, name=alias):
+            return {}
+        client.indices.refresh(index=alias)
+        out = client.search(
+            index=alias, body={"query": {"terms": {"id": memory_ids}}, "version": True, "size": len(memory_ids)}
+        )
+    finally:
+        client.close()
+    return {h["_source"]["id"]: (h["_version"], bool(h["_source"].get("deleted"))) for h in out["hits"]["hits"]}
+
+
 def test_serve_with_the_aws_backend_creates_its_tables_and_finds_what_it_stores(aws_stack, tmp_path):
     run = uuid.uuid4().hex[:8]
+    alias = f"{aws_stack.opensearch_index}-e2e"
     env = {
         "MNEMO_BACKEND": "aws",
         "MNEMO_AWS_CREATE_TABLES": "true",
         "MNEMO_AWS_REGION": "us-east-1",
         "MNEMO_DYNAMODB_ENDPOINT_URL": aws_stack.dynamodb_endpoint_url,
         "MNEMO_OPENSEARCH_ENDPOINT": aws_stack.opensearch_endpoint,
-        "MNEMO_OPENSEARCH_INDEX": f"{aws_stack.opensearch_index}-e2e",
+        "MNEMO_OPENSEARCH_INDEX": alias,
         "MNEMO_MEMORIES_TABLE": f"e2e-memories-{run}",
         "MNEMO_TENANTS_TABLE": f"e2e-tenants-{run}",
         "MNEMO_RATE_TABLE": f"e2e-rate-{run}",
@@ -29,11 +55,31 @@ def test_serve_with_the_aws_backend_creates_its_tables_and_finds_what_it_stores(
     }
     server = start_server(tmp_path, env)
     try:
+        # Given a memory written and another written then deleted
         status, _, added = call(server, "memory_add", {"content": "数据库延迟很高，需要加缓存", "kind": "insight"})
         assert status == 200, added
+        gone = call(server, "memory_add", {"content": "延迟 to be deleted"})[2]["memory"]["id"]
+        assert call(server, "memory_delete", {"id": gone})[0] == 200
+        kept = added["memory"]["id"]
+
+        # Then the very next search finds the one and not the other
         status, _, found = call(server, "memory_search", {"q": "延迟"})
         assert status == 200
-        assert [m["id"] for m in found["memories"]] == [added["memory"]["id"]]
+        assert [m["id"] for m in found["memories"]] == [kept]
+
+        # And the index catches up by itself: the server feeds the stream to the indexer
+        deadline = time.monotonic() + 20
+        while indexed_versions(aws_stack, alias, [kept, gone]) != {kept: (1, False), gone: (2, True)}:
+            assert time.monotonic() < deadline, indexed_versions(aws_stack, alias, [kept, gone])
+            time.sleep(0.2)
+
+        # And the scheduled cleanup, run beside the server, has nothing to repair or re-index
+        cleanup = mnemo(tmp_path, "--backend", "aws", "cleanup", "--until-done", env_extra=env)
+        assert cleanup.code == 0, cleanup.err
+        runs = [json.loads(line)["counts"] for line in cleanup.out.splitlines()]
+        work = {name: sum(r[name] for r in runs) for name in ("repaired", "reindexed", "unindexed", "conflicts")}
+        assert work == dict.fromkeys(work, 0)
     finally:
         banner = stop_server(server)
     assert "backend: aws" in banner
+    assert "the indexer follows the stream" in banner

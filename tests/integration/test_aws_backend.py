@@ -36,25 +36,27 @@ def _search(backend, scope, q):
     return [hit.record for hit in backend.index.search(query)]
 
 
-def test_add_with_opensearch_down_is_durable_marked_for_repair_and_succeeds(aws_stack, own_backend):
+def test_writes_succeed_with_opensearch_down_and_never_call_it(aws_stack, own_backend):
     # Given the index client points at a loopback port nobody listens on (the shared node stays up)
     dead = aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
     broken = AwsBackend.from_settings(dead)
     tenant = new_tenant(Service(broken))
+    counter = RequestCounter(broken)
 
-    # When a memory is added
+    # When a memory is added, updated, another added and deleted, a third added and forgotten
     memory = tenant.call("memory_add", content="durable while the index is down").memory
+    tenant.call("memory_update", id=memory.id, content="durable and updated while the index is down")
+    gone = tenant.call("memory_add", content="deleted while the index is down").memory
+    tenant.call("memory_delete", id=gone.id)
+    forgotten = tenant.call("memory_add", content="forgotten while the index is down").memory
+    tenant.call("forget", reference=forgotten.id)
 
-    # Then the call succeeded, the record is in DynamoDB, and it is flagged for the cleanup job
+    # Then every call succeeded without one OpenSearch request, and the store holds the outcome
+    assert counter.opensearch == {}
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    assert own_backend.store.get(scope, memory.id).content == "durable while the index is down"
-    flagged, cursor = [], None
-    while True:
-        page = own_backend.store.repair_marks(cursor, 1000)
-        flagged += [mark.memory_id for mark in page.items]
-        if (cursor := page.cursor) is None:
-            break
-    assert memory.id in flagged
+    assert own_backend.store.get(scope, memory.id).content == "durable and updated while the index is down"
+    assert own_backend.store.get(scope, gone.id) is None
+    assert own_backend.store.get(scope, forgotten.id) is None
     broken.close()
 
 
@@ -75,33 +77,45 @@ def test_repair_marks_live_in_a_sparse_index(aws_stack, own_backend):
     assert fine.id not in {item["id"]["S"] for item in out["Items"]}
 
 
-def test_a_late_older_write_never_overwrites_a_newer_one_in_the_index(own_backend):
+def _index_alone(backend, scope, q):
+    """A search of the index itself, without the store's recent changes merged in."""
+    alone = OpenSearchIndex(backend.index.client, backend.index.alias)
+    query = IndexQuery(scope, query_terms(q), "all", MemoryFilter(now=utc_now()), 10)
+    return [hit.record for hit in alone.search(query)]
+
+
+def test_a_late_older_write_never_overwrites_a_newer_one_in_the_index(own_backend, stream_drain):
     tenant = new_tenant(Service(own_backend))
     v1 = tenant.call("memory_add", content="alpha original").memory
     v2 = tenant.call("memory_update", id=v1.id, content="beta replacement").memory
+    stream_drain.drain(own_backend)  # the indexer delivered both versions
     scope = Scope(tenant.workspace_id, tenant.project.id)
     stale = own_backend.store.get(scope, v1.id).model_copy(update={"content": "alpha original", "version": 1})
 
     # When the version-1 document arrives late (a retried or reordered index write)
     own_backend.index.upsert(stale)
+    own_backend.index.client.indices.refresh(index=own_backend.index.alias)
 
-    # Then the index still holds version 2
-    assert [r.version for r in _search(own_backend, scope, "beta")] == [v2.version]
-    assert _search(own_backend, scope, "alpha") == []
+    # Then the index itself still holds version 2
+    assert [r.version for r in _index_alone(own_backend, scope, "beta")] == [v2.version]
+    assert _index_alone(own_backend, scope, "alpha") == []
 
 
-def test_a_late_write_after_a_delete_does_not_bring_the_memory_back(own_backend):
+def test_a_late_write_after_a_delete_does_not_bring_the_memory_back(own_backend, stream_drain):
     tenant = new_tenant(Service(own_backend))
     memory = tenant.call("memory_add", content="gamma to delete").memory
     scope = Scope(tenant.workspace_id, tenant.project.id)
     record = own_backend.store.get(scope, memory.id)
     tenant.call("memory_delete", id=memory.id)
+    stream_drain.drain(own_backend)  # the delete's tombstone (version 2) is in the index
 
     # When the version-1 document is written again after the delete's tombstone (version 2)
     own_backend.index.upsert(record)
+    own_backend.index.client.indices.refresh(index=own_backend.index.alias)
 
-    # Then it stays unsearchable
-    assert _search(own_backend, scope, "gamma") == []
+    # Then it stays unsearchable, in the index itself and through the service
+    assert _index_alone(own_backend, scope, "gamma") == []
+    assert tenant.call("memory_search", q="gamma").memories == []
 
 
 def test_twenty_four_racing_callers_take_exactly_the_buckets_capacity(aws_stack, own_backend):
@@ -160,11 +174,14 @@ def test_a_decision_costs_at_most_two_conditional_updates_and_no_read(own_backen
         assert counter.dynamodb["UpdateItem"] <= 2
 
 
-def test_request_costs_per_tool_call(own_backend, capsys):
-    """What each tool call costs against DynamoDB and OpenSearch, once warm (printed for docs/aws.md)."""
+def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
+    """What each tool call costs against DynamoDB and OpenSearch, once warm (printed for docs/aws.md),
+    and what the stream indexer then spends per change."""
     counter = RequestCounter(own_backend)
     tenant = new_tenant(Service(own_backend))
     tenant.call("memory_add", content="warm up the index")
+    tenant.call("memory_search", q="warm")
+    stream_drain.drain(own_backend)
     costs = {}
 
     def measure(name, tool, **arguments):
@@ -181,20 +198,29 @@ def test_request_costs_per_tool_call(own_backend, capsys):
     measure("memory_search (q)", "memory_search", q="cost")
     measure("memory_search (recent)", "memory_search", q="")
     measure("memory_delete", "memory_delete", id=memory.id)
+    counter.reset()
+    read = stream_drain.drain(own_backend)
+    indexing = dict(counter.opensearch)
     with capsys.disabled():
         print("\nrequests per tool call (DynamoDB | OpenSearch):")
         for name, (ddb, osr) in costs.items():
             print(f"  {name:34} {ddb} | {osr}")
+        print(f"  the stream indexer, {read} stream records: {indexing}")
 
-    # The port's own share: one record write (the memory and its dedup claim in one transaction)
-    # + one index write; reads from one place only
-    assert costs["memory_add"][0] == {"UpdateItem": 1, "TransactWriteItems": 1}
-    assert sum(costs["memory_add"][1].values()) == 1
-    assert costs["memory_update"][0].get("TransactWriteItems") == 1  # a new content moves its claim
-    assert costs["memory_search (q)"][0].get("Query") is None and sum(costs["memory_search (q)"][1].values()) == 1
-    assert costs["memory_search (recent)"][0].get("Query") == 1 and costs["memory_search (recent)"][1] == {}
-    assert costs["memory_add (idempotent, replay)"][0].get("UpdateItem") == 1  # the rate bucket only
-    assert costs["memory_add (idempotent, replay)"][1] == {}
+    # A write: the rate bucket and one record write (the memory and its dedup claim in one
+    # transaction), nothing that waits on OpenSearch
+    assert costs["memory_add"] == ({"UpdateItem": 1, "TransactWriteItems": 1}, {})
+    # a new content moves its claim: the put and the claims' delete and put in one transaction
+    assert costs["memory_update"] == ({"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}, {})
+    # the delete marker's update and the claim's delete in one transaction
+    assert costs["memory_delete"] == ({"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}, {})
+    assert all(osr == {} for name, (_, osr) in costs.items() if name != "memory_search (q)")
+    # A search: the rate bucket, one consistent Query of the recent changes, one OpenSearch search
+    assert costs["memory_search (q)"] == ({"UpdateItem": 1, "Query": 1}, {"POST _search": 1})
+    assert costs["memory_search (recent)"] == ({"UpdateItem": 1, "Query": 1}, {})
+    assert costs["memory_add (idempotent, replay)"] == ({"UpdateItem": 1, "PutItem": 1}, {})
+    # Each of the four changes (two adds, an update, a delete) is indexed exactly once, by the stream
+    assert indexing == {"PUT _doc": 4}
 
 
 def test_expired_records_are_hidden_even_though_moto_never_deletes_them(own_backend):

@@ -130,13 +130,15 @@ def test_a_stream_batch_leaves_the_index_equal_to_the_store(aws_stack, backend, 
     tenant = new_tenant(Service(backend))
     ids = scenario(tenant)
     event = stream_event(aws_stack, tenant.workspace_id)
-    assert {r["eventName"] for r in event["Records"]} == {"INSERT", "MODIFY", "REMOVE"}
+    # a delete is a MODIFY into a delete marker; REMOVEs come from TTL only
+    assert {r["eventName"] for r in event["Records"]} == {"INSERT", "MODIFY"}
 
     response = invoke_indexer(event)
 
     assert response == {"batchItemFailures": []}
     scope = Scope(tenant.workspace_id, tenant.project.id)
     assert live(index_state(stream_backend, scope, ids)) == live(store_state(backend, scope, ids))
+    assert index_state(stream_backend, scope, [ids[1]]) == {ids[1]: (2, True)}  # the delete's tombstone
 
 
 def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
@@ -265,31 +267,79 @@ def clean(backend) -> AwsBackend:
     return backend
 
 
-def test_fifty_adds_during_an_outage_are_searchable_once_after_one_cleanup(request, clean):
+def _paused_node(request: pytest.FixtureRequest) -> Any:
     if os.environ.get(URL_ENV):
         pytest.skip(f"{URL_ENV} points at a node this test cannot stop")
-    node = request.getfixturevalue("opensearch_node")
+    return request.getfixturevalue("opensearch_node")
+
+
+def test_fifty_adds_during_an_outage_the_stream_gave_up_on_are_searchable_once_after_one_cleanup(
+    request, clean, stream_drain
+):
+    from mnemo.errors import IndexUnavailable
+
+    node = _paused_node(request)
+    stream_drain.drain(clean)
     tenant = new_tenant(Service(clean))
     term = "outage" + uuid.uuid4().hex[:8]
+    given_up = len(stream_drain.failures)
 
     node.pause()
     try:
+        # Given fifty adds while OpenSearch is down: each succeeds (none touches OpenSearch)
         added = [tenant.call("memory_add", content=f"written during the outage {term} {i}").memory for i in range(50)]
+        # and a search answers 503
+        with pytest.raises(IndexUnavailable):
+            tenant.call("memory_search", q=term)
+        # and the stream indexer fails on each, marks it for repair, and is given up on at last
+        stream_drain.drain(clean)
     finally:
         node.resume()
+    lost = {memory_id for failure in stream_drain.failures[given_up:] for memory_id in failure.memory_ids}
+    assert {m.id for m in added} <= lost
+
+    # When the cleanup job runs once
     summary = run_cleanup(clean)
 
+    # Then every add is searchable, exactly once, in the index itself too
     assert summary.counts["repaired"] >= 50
     assert not summary.index_unavailable
     found = tenant.call("memory_search", q=term, limit=100).memories
-    assert len(found) == 50
     assert sorted(m.id for m in found) == sorted(m.id for m in added)
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert index_state(clean, scope, [m.id for m in added]) == {m.id: (1, False) for m in added}
 
 
-def test_a_tombstone_is_kept_within_its_retention_and_purged_after(clean):
+def test_changes_made_during_an_outage_reach_the_index_through_the_stream_once_it_is_back(request, clean, stream_drain):
+    # Given an add, an update and a delete while OpenSearch is down, nothing drained meanwhile
+    node = _paused_node(request)
+    stream_drain.drain(clean)
+    tenant = new_tenant(Service(clean))
+    term = "later" + uuid.uuid4().hex[:8]
+    node.pause()
+    try:
+        kept = tenant.call("memory_add", content=f"kept {term}").memory
+        tenant.call("memory_update", id=kept.id, content=f"kept and updated {term}")
+        gone = tenant.call("memory_add", content=f"gone {term}").memory
+        tenant.call("memory_delete", id=gone.id)
+    finally:
+        node.resume()
+
+    # When the stream's records are delivered (Lambda's mapping keeps them 24 h)
+    stream_drain.drain(clean)
+
+    # Then the index equals the store, with no repair needed
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert index_state(clean, scope, [kept.id, gone.id]) == {kept.id: (2, False), gone.id: (2, True)}
+    assert [m.id for m in tenant.call("memory_search", q=term).memories] == [kept.id]
+    assert run_cleanup(clean).counts["repaired"] == 0
+
+
+def test_a_tombstone_is_kept_within_its_retention_and_purged_after(clean, stream_drain):
     tenant = new_tenant(Service(clean))
     memory = tenant.call("memory_add", content="soon deleted").memory
     tenant.call("memory_delete", id=memory.id)
+    stream_drain.drain(clean)
     scope = Scope(tenant.workspace_id, tenant.project.id)
     assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
 
@@ -302,17 +352,19 @@ def test_a_tombstone_is_kept_within_its_retention_and_purged_after(clean):
     assert index_state(clean, scope, [memory.id]) == {}
 
 
-def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(aws_stack, clean):
+def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(aws_stack, clean, stream_drain):
     from tests.support.aws_stack import free_port
 
     tenant = new_tenant(Service(clean))
     term = "gone" + uuid.uuid4().hex[:8]
     memory = tenant.call("memory_add", content=f"deleted during an outage {term}").memory
+    stream_drain.drain(clean)
+    # Given the delete's stream record reaches an indexer that cannot reach OpenSearch, until given up
+    tenant.call("memory_delete", id=memory.id)
     dead = AwsBackend.from_settings(
         aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
     )
-    offline = Tenant(Service(dead), tenant.workspace_id, tenant.project, tenant.admin)
-    offline.call("memory_delete", id=memory.id)
+    stream_drain.drain(dead)
     dead.close()
     scope = Scope(tenant.workspace_id, tenant.project.id)
     assert index_state(clean, scope, [memory.id]) == {memory.id: (1, False)}

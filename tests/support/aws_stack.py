@@ -55,8 +55,10 @@ def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> An
         "opensearch_endpoint": opensearch_url,
         "opensearch_index": f"mnemo-test-{run}",
         "opensearch_timeout_s": 10.0,
-        # still refresh=wait_for, as in production; a short interval keeps the suite quick
+        # a short interval keeps the suite quick; the index's own writes (the indexer's, the
+        # cleanup job's) wait for it, so what a test drained is searchable when it looks
         "opensearch_refresh_interval": "10ms",
+        "opensearch_refresh": "wait_for",
         **overrides,
     }
     return Settings(**values)
