@@ -207,9 +207,15 @@ class StreamMapping:
             part = pending.pop(0)
             retries = 0
             while part:
-                too_old = _age_s(part[0]) > MAX_RECORD_AGE_S
-                if too_old or retries > MAX_RETRY_ATTEMPTS:
-                    self.on_failure(_failure(shard, part, "RecordAgeExceeded" if too_old else "RetryAttemptsExhausted"))
+                stale = 0  # records past the maximum age are given up, the rest goes on
+                while stale < len(part) and _age_s(part[stale]) > MAX_RECORD_AGE_S:
+                    stale += 1
+                if stale:
+                    self.on_failure(_failure(shard, part[:stale], "RecordAgeExceeded"))
+                    part = part[stale:]
+                    continue
+                if retries > MAX_RETRY_ATTEMPTS:
+                    self.on_failure(_failure(shard, part, "RetryAttemptsExhausted"))
                     break
                 if retries:
                     time.sleep(min(self.retry_delay_s * 2 ** (retries - 1), 10.0))
