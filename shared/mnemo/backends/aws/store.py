@@ -282,7 +282,9 @@ class DynamoMemoryStore:
         changes: list[RecentChange] = []
         while True:
             out = self.client.query(**request)
-            changes.extend(recent_change(item) for item in out.get("Items", []))
+            # memories and delete markers only: any other item of the partition an LSI key
+            # might one day carry is no change of a memory
+            changes.extend(recent_change(item) for item in out.get("Items", []) if item["sk"]["S"].startswith("MEM#"))
             last = out.get("LastEvaluatedKey")
             if not last:
                 return changes, True
