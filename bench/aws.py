@@ -69,9 +69,11 @@ def moto_process() -> Iterator[str]:
             proc.wait()
 
 
-def load_corpus(backend: Any, workspace_id: str, project_id: str, docs: list[corpus.Doc]) -> None:
-    """The corpus straight into the table (``BatchWriteItem``) and the index (``_bulk``, external
-    versions), then one refresh: loading is not what is measured."""
+def load_corpus(
+    backend: Any, workspace_id: str, project_id: str, docs: list[corpus.Doc], *, into_table: bool = True
+) -> None:
+    """The corpus straight into the index (``_bulk``, external versions, then one refresh) and,
+    with ``into_table``, the table (``BatchWriteItem``): loading is not what is measured."""
     from mnemo.backends.aws.index import doc_id, document
     from mnemo.backends.aws.items import memory_item
     from mnemo.models.records import MemoryRecord
@@ -97,7 +99,7 @@ def load_corpus(backend: Any, workspace_id: str, project_id: str, docs: list[cor
             )
         )
     table = backend.store.table
-    for start in range(0, len(records), 25):
+    for start in range(0, len(records) if into_table else 0, 25):
         request = {table: [{"PutRequest": {"Item": memory_item(r)}} for r in records[start : start + 25]]}
         while request:
             request = backend.dynamodb.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
@@ -150,13 +152,28 @@ class Measured:
         }
 
 
-def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int) -> dict[str, Any]:
+def _segments(index: Any) -> int:
+    """Lucene segments behind the alias (primaries), after a refresh."""
+    index.client.indices.refresh(index=index.alias)
+    out = index.client.indices.segments(index=index.alias)
+    return sum(
+        len(copy["segments"])
+        for data in out["indices"].values()
+        for copies in data["shards"].values()
+        for copy in copies
+        if copy["routing"]["primary"]
+    )
+
+
+def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int, in_table: bool) -> dict[str, Any]:
     from mnemo.backends.aws import AwsBackend
-    from mnemo.models.records import RateLimits
+    from mnemo.backends.aws.index import OpenSearchIndex
+    from mnemo.models.records import MemoryRecord, RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
 
     from tests.support.aws_stack import RequestCounter
+    from tests.support.stream import StreamDrain
 
     backend = AwsBackend.from_settings(cfg)
     try:
@@ -167,34 +184,95 @@ def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int) -> dic
             backend, workspace.id, label="bench", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
         ).plain
         started = time.perf_counter()
-        load_corpus(backend, workspace.id, project.id, corpus.generate(corpus.CorpusParams(size, seed)))
+        # the corpus in the index only: its records are older than the read-your-writes window, so a
+        # search's Query of the recent changes reads none of them on DynamoDB, which reads only the
+        # key range asked; moto instead sorts and sizes every item of the partition for an index
+        # Query (moto 5.2.5, ``Table.query``), which would make the figure moto's (``corpus_in_table``)
+        load_corpus(
+            backend, workspace.id, project.id, corpus.generate(corpus.CorpusParams(size, seed)), into_table=in_table
+        )
         load_s = time.perf_counter() - started
         svc = Service(backend)
         caller = svc.authenticate(f"Bearer {key}")
-        measured = Measured(RequestCounter(backend))
+        counter = RequestCounter(backend)
+        measured = Measured(counter)
+        index = backend.index
 
-        docs = corpus.generate(corpus.CorpusParams(n_adds + 10, seed + 1))
-        adds = [
-            {k: v for k, v in {"content": d.content, "kind": d.kind, "tags": d.tags, "path": d.path}.items() if v}
-            for d in docs
-        ]
-        for args in adds[:10]:  # warm-up: clients, the alias check, the tenant cache
-            svc.invoke("memory_add", caller, args)
-        for args in adds[10:]:
-            measured("memory_add", lambda a=args: svc.invoke("memory_add", caller, a))
+        def alone(on: bool) -> None:
+            """Searches merged with the recent changes (the new path) or the index alone (the old one)."""
+            window = cfg.search_recent_window_s if on else 0
+            index.read_your_writes(backend.store, window_s=window, first_page=cfg.search_recent_page)
 
+        # Searches, steady state (no change in the project within the window): each query through the
+        # new path and the old one (the index alone), taking turns at going first
         queries = corpus.queries(seed, n_queries)
         for tool, field in SEARCH_TOOLS:
             for _, q in queries[:20]:
                 svc.invoke(tool, caller, {field: q})
-            for _, q in queries:
-                measured(tool, lambda t=tool, f=field, q=q: svc.invoke(t, caller, {f: q}))
-        return {"load_s": round(load_s, 1), "calls": measured.report()}
+            for i, (_, q) in enumerate(queries):
+                for variant in (("new", "before"), ("before", "new"))[i % 2]:
+                    alone(variant == "new")
+                    name = tool if variant == "new" else f"{tool} (before: the index alone)"
+                    measured(name, lambda t=tool, f=field, q=q: svc.invoke(t, caller, {f: q}))
+        alone(True)
+
+        n_before = max(10, n_adds // 10)  # the old path takes a second per add
+        docs = corpus.generate(corpus.CorpusParams(n_adds + 2 * n_before + 10, seed + 1))
+        adds = [
+            {k: v for k, v in {"content": d.content, "kind": d.kind, "tags": d.tags, "path": d.path}.items() if v}
+            for d in docs
+        ]
+        for args in adds[:10]:  # warm-up: clients, the tenant cache
+            svc.invoke("memory_add", caller, args)
+        stream = StreamDrain(cfg, start="LATEST")  # the corpus was loaded into the index in bulk
+        stream.drain(backend)  # sets the position: after the corpus and the warm-up
+
+        # memory_add as it is now: the rate bucket and one PutItem
+        for args in adds[10 : 10 + n_adds]:
+            measured("memory_add", lambda a=args: svc.invoke("memory_add", caller, a))
+
+        # ... and as it was (same run): the same add, then the request's own index write waiting
+        # for the refresh; and with a forced refresh per write instead
+        def add_then_index(a: dict[str, Any], writer: OpenSearchIndex) -> None:
+            memory = svc.invoke("memory_add", caller, a).result.memory
+            writer.upsert(MemoryRecord(**memory.model_dump(), workspace_id=workspace.id, project_id=project.id))
+
+        segments: dict[str, int] = {}
+        for label, refresh in (("before: + index write, refresh=wait_for", "wait_for"), ("forced refresh", "true")):
+            writer = OpenSearchIndex(index.client, index.alias, refresh=refresh)
+            writer.ensure()
+            segments_before = _segments(index)
+            first = 10 + n_adds + (n_before if refresh == "true" else 0)
+            for args in adds[first : first + n_before]:
+                measured(f"memory_add ({label})", lambda a=args, w=writer: add_then_index(a, w))
+            segments[refresh] = _segments(index) - segments_before
+
+        # Searches right after that burst of writes: every recent change is read and merged
+        for _, q in queries[:60]:
+            measured(
+                f"memory_search (after {n_adds + 2 * n_before} writes in the window)",
+                lambda q=q: svc.invoke("memory_search", caller, {"q": q}),
+            )
+
+        # The stream indexer: what it spends per change (the adds of the new path and the rest)
+        counter.reset()
+        started = time.perf_counter()
+        records = stream.drain(backend)
+        drain_s = time.perf_counter() - started
+        per_change = {op: round(n / records, 2) for op, n in sorted(counter.opensearch.items())} if records else {}
+        return {
+            "load_s": round(load_s, 1),
+            "calls": measured.report(),
+            "indexer": {"stream_records": records, "seconds": round(drain_s, 2), "opensearch_per_change": per_change},
+            "segments_added": {"wait_for": segments["wait_for"], "forced_refresh": segments["true"], "adds": n_before},
+        }
     finally:
         backend.close()
 
 
-def run(size: int = 5000, n_adds: int = 60, n_queries: int = 300, seed: int = 7) -> dict[str, Any]:
+def run(
+    size: int = 5000, n_adds: int = 300, n_queries: int = 300, seed: int = 7, corpus_in_table: bool = False
+) -> dict[str, Any]:
     ok, reason = available()
     if not ok:
         return {"status": "not run", "reason": reason}
@@ -214,16 +292,33 @@ def run(size: int = 5000, n_adds: int = 60, n_queries: int = 300, seed: int = 7)
             # the production refresh interval: what a request waiting for a refresh waits for
             cfg = aws_settings(dynamodb_url, node.url, opensearch_refresh_interval="1s")
             create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-            out = _measure(cfg, size, n_adds, n_queries, seed)
+            out = _measure(cfg, size, n_adds, n_queries, seed, corpus_in_table)
     finally:
         node.stop()
-    return {"status": "done", "size": size, "refresh_interval": "1s", **out}
+    return {"status": "done", "size": size, "refresh_interval": "1s", "corpus_in_table": corpus_in_table, **out}
 
 
 def markdown(res: dict[str, Any]) -> list[str]:
     lines = [
-        f"In process through `Service.invoke`, {res['size']} memories loaded (in {res['load_s']} s), moto in its "
-        f"own process, a real OpenSearch node with `refresh_interval` {res['refresh_interval']}.",
+        f"In process through `Service.invoke`, {res['size']} memories loaded (in {res['load_s']} s) into the index"
+        + (" and the table" if res.get("corpus_in_table", True) else "")
+        + ", moto in its "
+        f"own process, a real OpenSearch node with `refresh_interval` {res['refresh_interval']}. "
+        + (
+            "The corpus is in the index only (older than the read-your-writes window, DynamoDB's Query of the "
+            "recent changes would read none of it; moto sorts and sizes every item of the partition for an "
+            "index Query, so with the corpus in the table the figure is moto's: bench/results/"
+            "aws-after-corpus-in-table.md). "
+            if not res.get("corpus_in_table", True)
+            else ""
+        )
+        + "Searches first, in "
+        "steady state (no change in the project within the read-your-writes window), each query through the "
+        "current path (index query beside one consistent Query of the recent changes, merged) and *before* "
+        "(the index alone, as searches were), taking turns at going first. Then memory_add now (no OpenSearch "
+        "request), *before* (the same add plus the request's own index write with `refresh=wait_for`, as the "
+        "write path was) and with a forced refresh per write (`refresh=true`); then searches right after those "
+        "writes (all in the window).",
         "",
         "| call | n | p50 ms | p90 ms | p99 ms | max ms | requests per call |",
         "|---|---|---|---|---|---|---|",
@@ -234,4 +329,29 @@ def markdown(res: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {name} | {lat['n']} | {lat['p50_ms']} | {lat['p90_ms']} | {lat['p99_ms']} | {lat['max_ms']} | {reqs} |"
         )
+    calls = res["calls"]
+    lines += ["", "Same run, ratios of p50:", ""]
+    for tool, _ in SEARCH_TOOLS:
+        before = calls.get(f"{tool} (before: the index alone)")
+        if before and tool in calls:
+            ratio = calls[tool]["latency"]["p50_ms"] / before["latency"]["p50_ms"]
+            lines.append(f"- {tool}: {ratio:.2f}x the index alone")
+    old = calls.get("memory_add (before: + index write, refresh=wait_for)")
+    if old and "memory_add" in calls:
+        ratio = old["latency"]["p50_ms"] / calls["memory_add"]["latency"]["p50_ms"]
+        lines.append(f"- memory_add: before ÷ now = {ratio:.1f}")
+    indexer = res.get("indexer")
+    if indexer:
+        lines += [
+            "",
+            f"The stream indexer then delivered {indexer['stream_records']} stream records in {indexer['seconds']} s: "
+            f"OpenSearch requests per change {indexer['opensearch_per_change']}.",
+        ]
+    seg = res.get("segments_added")
+    if seg:
+        lines += [
+            "",
+            f"Lucene segments added (primaries, after a refresh) by {seg['adds']} writes: {seg['wait_for']} with "
+            f"`refresh=wait_for`, {seg['forced_refresh']} with a forced refresh per write.",
+        ]
     return [*lines, ""]

@@ -5,14 +5,20 @@ Counting reuses the test stack (``tests/support``): botocore's ``before-call`` e
 DynamoDB and a wrapper around opensearch-py's transport for OpenSearch (``RequestCounter``).
 A call is counted end to end as REST or MCP makes it: ``Service.authenticate`` (one key read)
 plus ``Service.invoke``, in a warm process (tables and the index exist, one call made before).
+A write's change then reaches the index through the table's stream: the stream indexer's
+requests for it (``tests.support.stream.StreamDrain``, the indexer's own handler) are counted
+apart and priced with the call; reading the stream costs nothing (DynamoDB Streams reads by
+Lambda are free), and the indexer's Lambda time is left out like the API's.
 
 Prices (us-east-1, on-demand, as published in 2025; change them here):
 
 * DynamoDB on-demand: $0.625 per million write request units, $0.125 per million read request
   units. Assumed units: a write of an item up to 1 KB is 1 WRU (Mnemo's records are
   ~0.3–1.5 KB, so a record write is taken as 2 WRU to be safe; rate-limit and idempotency
-  items are small: 1 WRU); a strongly consistent read up to 4 KB is 1 RRU; a Query page 1 RRU
-  per 4 KB read, taken as 2.
+  items are small: 1 WRU; a delete marker's ``UpdateItem`` is billed on the larger of the item
+  before and after, taken as 1 like the others); a strongly consistent read up to 4 KB is 1 RRU;
+  a Query page 1 RRU per 4 KB read, taken as 2 (a search's Query of the recent changes reads
+  nothing in a project unchanged for a minute: 1 RRU).
 * OpenSearch is billed by the instance-hour, not per request: a request's cost is the domain's
   hourly price divided by the requests it serves in an hour. Assumed domain: 2 × t3.medium.search
   ($0.073 / h each) = $0.146 / h, amortised at two utilisations, 5 and 50 requests a second on
@@ -70,14 +76,16 @@ def price(dynamodb: dict[str, int], opensearch: dict[str, int]) -> dict[str, flo
     return out
 
 
-def _measure(backend: Any) -> dict[str, Any]:
+def _measure(backend: Any, cfg: Any) -> dict[str, Any]:
     from mnemo.models.records import RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
 
     from tests.support.aws_stack import RequestCounter
+    from tests.support.stream import StreamDrain
 
     counter = RequestCounter(backend)
+    stream = StreamDrain(cfg)
     svc = Service(backend)
     workspace, _ = tenancy.create_workspace(backend, "cost")
     backend.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
@@ -89,13 +97,24 @@ def _measure(backend: Any) -> dict[str, Any]:
 
     call("memory_add", content="warm up the index and the clients")
     call("memory_search", q="warm")
+    stream.drain(backend)
     costs: dict[str, Any] = {}
 
     def measure(name: str, tool: str, **arguments: Any) -> Any:
         counter.reset()
         result = call(tool, **arguments)
         ddb, osr = dict(counter.dynamodb), dict(counter.opensearch)
-        costs[name] = {"dynamodb": ddb, "opensearch": osr, "per_million_usd": price(ddb, osr)}
+        counter.reset()
+        stream.drain(backend)  # the change (if any) through the stream indexer
+        indexer = {"dynamodb": dict(counter.dynamodb), "opensearch": dict(counter.opensearch)}
+        total_osr = {op: osr.get(op, 0) + indexer["opensearch"].get(op, 0) for op in {*osr, *indexer["opensearch"]}}
+        total_ddb = {op: ddb.get(op, 0) + indexer["dynamodb"].get(op, 0) for op in {*ddb, *indexer["dynamodb"]}}
+        costs[name] = {
+            "dynamodb": ddb,
+            "opensearch": osr,
+            "indexer": indexer,
+            "per_million_usd": price(total_ddb, total_osr),
+        }
         return result
 
     memory = measure("memory_add", "memory_add", content="数据库延迟 cost of a call", tags=["cost"]).memory
@@ -138,7 +157,7 @@ def run() -> dict[str, Any]:
             create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
             backend = AwsBackend.from_settings(cfg)
             try:
-                costs = _measure(backend)
+                costs = _measure(backend, cfg)
             finally:
                 backend.close()
     finally:
@@ -157,19 +176,27 @@ def run() -> dict[str, Any]:
 
 def markdown(res: dict[str, Any]) -> list[str]:
     rates = res["prices"]["opensearch_rates_rps"]
-    header = ["tool call", "DynamoDB requests", "OpenSearch requests", "DynamoDB $/M calls"]
+    header = ["tool call", "DynamoDB requests", "OpenSearch requests", "stream indexer", "DynamoDB $/M calls"]
     header += [f"OpenSearch $/M at {r} req/s" for r in rates]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, c in res["tools"].items():
         ddb = ", ".join(f"{n} {op}" for op, n in sorted(c["dynamodb"].items())) or "0"
         osr = ", ".join(f"{n} {op}" for op, n in sorted(c["opensearch"].items())) or "0"
+        indexer = c.get("indexer") or {}
+        idx = ", ".join(
+            f"{n} {engine} {op}"
+            for engine in ("dynamodb", "opensearch")
+            for op, n in sorted((indexer.get(engine) or {}).items())
+        )
         p = c["per_million_usd"]
-        cells = [name, ddb, osr, p["dynamodb"], *(p[f"opensearch_at_{r}rps"] for r in rates)]
+        cells = [name, ddb, osr, idx or "0", p["dynamodb"], *(p[f"opensearch_at_{r}rps"] for r in rates)]
         lines.append("| " + " | ".join(str(x) for x in cells) + " |")
     return [
         "Requests per call counted against moto + a real OpenSearch node (authentication included), "
         "priced as `bench/cost.py` states: DynamoDB on-demand $0.625 / M WRU and $0.125 / M RRU; "
-        f"OpenSearch ${res['prices']['opensearch_hourly']:.3f} / h amortised over the request rates shown.",
+        f"OpenSearch ${res['prices']['opensearch_hourly']:.3f} / h amortised over the request rates shown. "
+        "*stream indexer*: what the change then costs on its way to the index (counted by draining the "
+        "table's stream through the indexer's handler after the call); the prices include it.",
         "",
         *lines,
         "",

@@ -22,13 +22,20 @@ from mnemo.service.pipeline import Service
 class StreamDrain:
     """One stream position for a whole session (tests share the session's table)."""
 
-    def __init__(self, cfg: Any) -> None:
+    def __init__(self, cfg: Any, *, start: str = "TRIM_HORIZON") -> None:
+        """``start``: where a shard is first read (``LATEST`` skips what the stream holds now)."""
         self.cfg = cfg
         dynamodb, streams = clients(cfg)
         self.failures: list[Failure] = []
         self._ports: Any = None
         self.mapping = StreamMapping(
-            dynamodb, streams, cfg.memories_table, self._handle, on_failure=self.failures.append, retry_delay_s=0
+            dynamodb,
+            streams,
+            cfg.memories_table,
+            self._handle,
+            on_failure=self.failures.append,
+            retry_delay_s=0,
+            start=start,
         )
 
     def _handle(self, event: dict[str, Any], context: Any) -> Any:
