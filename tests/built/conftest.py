@@ -393,6 +393,26 @@ def _raw_item(stack: BuiltStack, memory: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
+def _stream_batch(stack: BuiltStack) -> list[dict[str, Any]]:
+    """Every record of the stack's memories table's stream not read yet, shaped as Lambda's event
+    source mapping delivers them (``mnemo.local.stream.StreamMapping``, its filter included)."""
+    from mnemo.local.stream import StreamMapping, clients
+
+    mapping = stack.facts.get("stream_mapping")
+    if mapping is None:
+        dynamodb, streams = clients(stack.cfg)
+        mapping = StreamMapping(dynamodb, streams, stack.cfg.memories_table, lambda event, context: None)
+        stack.facts["stream_mapping"] = mapping
+    batches: list[dict[str, Any]] = []
+    mapping.handler = lambda event, context: batches.append(event)
+    mapping.drain()
+    return [record for event in batches for record in event["Records"]]
+
+
+def _stream_memory_id(record: dict[str, Any]) -> str:
+    return str(record["dynamodb"]["Keys"]["sk"]["S"]).removeprefix("MEM#")
+
+
 #: content written only by the poison stream batch
 POISON_CONTENT = "Poisoned record: the vault combination is 31-7-42."
 
@@ -408,8 +428,12 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
       and one of its files (package data of the layer).
     * ``mcp``: the samples; search, recent listing, get, update and delete through ``tools/call``.
     * ``admin``: the samples; a project create; then (``admin-2``) the revocation of the key it created.
-    * ``write-403`` / ``read-403`` / ``mcp-403``: an OpenSearch that answers every request with 403.
-    * ``indexer``: the stream sample, then a batch whose every record is unreadable.
+    * ``write-403`` / ``read-403`` / ``mcp-403``: an OpenSearch that answers every request with 403
+      (the writes never ask it; the search does).
+    * ``indexer-403``: the stream records of the two adds made meanwhile, to an indexer OpenSearch
+      refuses (it marks them for repair).
+    * ``indexer``: the stream sample, the rest of the table's real stream so far (every write of
+      the story), then a batch whose every record is unreadable.
     * ``cleanup`` (with seeded work: an expired record, an old tombstone, an orphan entry); then
       ``read-after-repair`` searches for the memory written while OpenSearch refused.
     """
@@ -463,11 +487,10 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
     revoke["pathParameters"] = {"key_id": created_key}
     runs["admin-2"] = stack.run("AdminFunction", [("revoke_created", revoke)])
 
+    # OpenSearch refuses the role: writes never ask it (they succeed), a search answers 503
     outage_add = samples.http_event("memory_add.json", body={"content": OUTAGE_CONTENT, "tags": ["outage"]})
     runs["write-403"] = stack.run("WriteFunction", [("add_refused", outage_add)], refusal=FORBIDDEN)
     refused = runs["write-403"].body("add_refused").get("memory") or {}
-    if refused:
-        stack.facts["refused_item"] = _raw_item(stack, refused)
     outage_search = samples.http_event("memory_search.json", body={"q": "staging bucket"})
     outage_get = samples.http_event("memory_get_unknown.json", body={"id": refused.get("id", added)})
     runs["read-403"] = stack.run(
@@ -475,8 +498,23 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
     )
     mcp_refused = _mcp_call("memory_add", {"content": OUTAGE_CONTENT + " (via MCP)"}, 20)
     runs["mcp-403"] = stack.run("McpFunction", [("mcp_add_refused", mcp_refused)], refusal=FORBIDDEN)
+    mcp_refused_id = json.loads(runs["mcp-403"].response("mcp_add_refused")["body"])["result"]["structuredContent"]
+    outage_ids = {refused.get("id"), mcp_refused_id["memory"]["id"]}
 
-    indexer = [_sample(n) for n in by_function["IndexerFunction"]] + [("poison_stream", _poison_stream_event())]
+    # The table's stream so far, as the event source mapping delivers it: the outage's two adds to an
+    # indexer OpenSearch refuses (it marks them for repair), everything else to one it accepts
+    stream = _stream_batch(stack)
+    refused_records = [r for r in stream if _stream_memory_id(r) in outage_ids]
+    rest = [r for r in stream if _stream_memory_id(r) not in outage_ids]
+    stack.facts["stream_events"] = sorted({r["eventName"] for r in rest})
+    runs["indexer-403"] = stack.run(
+        "IndexerFunction", [("stream_refused", {"Records": refused_records})], refusal=FORBIDDEN
+    )
+    if refused:
+        stack.facts["refused_item"] = _raw_item(stack, refused)
+
+    indexer = [_sample(n) for n in by_function["IndexerFunction"]]
+    indexer += [("stream", {"Records": rest}), ("poison_stream", _poison_stream_event())]
     runs["indexer"] = stack.run("IndexerFunction", indexer)
     _seed_cleanup_work(stack)
     runs["cleanup"] = stack.run("CleanupFunction", [_sample(n) for n in by_function["CleanupFunction"]])

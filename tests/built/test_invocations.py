@@ -85,6 +85,14 @@ def test_reads_find_what_the_built_write_functions_wrote(built_runs: dict[str, R
     assert [m["kind"] for m in mcp_search["memories"]] == ["decision"]
 
 
+def test_the_indexer_takes_the_tables_real_stream(built_stack: BuiltStack, built_runs: dict[str, Run]):
+    """Every write of the story reached the indexer through the table's stream: inserts, and
+    modifies (updates, delete markers); nothing failed, and the deletes left tombstones."""
+    assert built_stack.facts["stream_events"] == ["INSERT", "MODIFY"]
+    assert built_runs["indexer"].response("stream") == {"batchItemFailures": []}
+    assert built_runs["indexer"].opensearch, "the indexer wrote nothing to the index"
+
+
 def test_the_extra_calls_reach_their_code_paths(built_runs: dict[str, Run]):
     """What the permission checks rely on: these calls succeeded, so they made their requests."""
     write, write2, mcp2, admin = built_runs["write"], built_runs["write-2"], built_runs["mcp-2"], built_runs["admin"]
@@ -107,7 +115,9 @@ def test_the_extra_calls_reach_their_code_paths(built_runs: dict[str, Run]):
         "repaired": 2,  # the memories written while OpenSearch refused (REST and MCP)
         "expired": 1,
         "reindexed": 0,
-        "unindexed": 1,
+        # the orphan entry, and the expired record's: its delete marker's stream record has not
+        # reached an indexer yet (when it does, the tombstone is there already: a 409, done)
+        "unindexed": 2,
         "purged": 1,
         "skipped": 0,
         "conflicts": 0,

@@ -1,7 +1,8 @@
 """An OpenSearch domain that refuses the function's role (403, what fine-grained access control
-answers an unmapped IAM role) is an outage of the index, not a crash: a write stays durable, is
-marked for repair and succeeds; a search answers 503; each logs the cause once; the cleanup job
-repairs the index once OpenSearch answers again."""
+answers an unmapped IAM role) is an outage of the index, not a crash: a write never asks
+OpenSearch and succeeds; a search answers 503; the stream indexer marks each change it cannot
+index for repair and fails it, so the stream retries; each refusal is logged once with its cause; the cleanup
+job repairs the index once OpenSearch answers again."""
 
 from __future__ import annotations
 
@@ -28,26 +29,34 @@ def mentions_the_refusal(record: Any) -> bool:
     return "403" in record
 
 
-def test_a_write_refused_by_the_index_is_durable_marked_for_repair_and_succeeds(
-    built_runs: dict[str, Run], built_stack: BuiltStack
-):
+def test_a_write_while_the_index_refuses_succeeds_without_asking_it(built_runs: dict[str, Run]):
     run = built_runs["write-403"]
 
     assert run.status("add_refused") == 200
-    memory = run.body("add_refused")["memory"]
-    assert memory["content"] == OUTAGE_CONTENT
+    assert run.body("add_refused")["memory"]["content"] == OUTAGE_CONTENT
+    assert run.opensearch == []
+    assert [r for r in log_records(run) if mentions_the_refusal(r)] == []
+
+
+def test_the_indexer_marks_what_the_index_refused_for_repair_and_fails_the_batch(
+    built_runs: dict[str, Run], built_stack: BuiltStack
+):
+    run = built_runs["indexer-403"]
+
+    # every record of the batch failed: Powertools raises (contained to its type), so the mapping
+    # retries the whole batch, bisecting it
+    assert run.results["stream_refused"] == {"name": "stream_refused", "error": "HandlerFailed", "where": "contained"}
     item = built_stack.facts["refused_item"]
     assert item["content"] == {"S": OUTAGE_CONTENT}
     assert item["repair_pk"]["S"].startswith("REPAIR#")
-    assert [c.method for c in run.opensearch] == ["HEAD"]  # the alias check was refused: nothing else tried
 
 
-def test_a_refused_write_is_logged_once_with_its_cause(built_runs: dict[str, Run]):
-    records = [r for r in log_records(built_runs["write-403"]) if mentions_the_refusal(r)]
+def test_each_change_the_index_refused_is_logged_once_with_its_cause(built_runs: dict[str, Run]):
+    records = [r for r in log_records(built_runs["indexer-403"]) if mentions_the_refusal(r)]
 
-    assert len(records) == 1, records
-    assert records[0]["message"] == "index write failed; marked for repair"
-    assert records[0]["cause"] == "OpenSearch setup failed: 403"
+    assert len(records) == 2, records
+    assert {r["message"] for r in records} == {"index write failed; marked for repair"}
+    assert {r["cause"] for r in records} == {"OpenSearch setup failed: 403"}
 
 
 def test_a_search_refused_by_the_index_answers_503_and_reads_of_the_store_still_work(built_runs: dict[str, Run]):
@@ -69,11 +78,12 @@ def test_a_refused_search_is_logged_once_with_its_cause(built_runs: dict[str, Ru
     assert records[0]["cause"] == "OpenSearch search failed: 403 security_exception"
 
 
-def test_an_mcp_write_refused_by_the_index_succeeds_too(built_runs: dict[str, Run]):
-    result = json.loads(built_runs["mcp-403"].response("mcp_add_refused")["body"])["result"]
+def test_an_mcp_write_while_the_index_refuses_succeeds_too(built_runs: dict[str, Run]):
+    run = built_runs["mcp-403"]
+    result = json.loads(run.response("mcp_add_refused")["body"])["result"]
 
     assert result["isError"] is False
-    assert len([r for r in log_records(built_runs["mcp-403"]) if mentions_the_refusal(r)]) == 1
+    assert run.opensearch == []
 
 
 def test_the_cleanup_job_repairs_what_was_written_while_the_index_refused(built_runs: dict[str, Run]):
