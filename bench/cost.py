@@ -132,6 +132,7 @@ def _measure(backend: Any, cfg: Any) -> dict[str, Any]:
     measure("memory_delete", "memory_delete", id=memory.id)
     if "forget" in TOOLS:
         other = call("memory_add", content="to be forgotten").memory
+        stream.drain(backend)  # its add's change is not the forget's
         measure("forget", "forget", reference=other.id)
     return costs
 
