@@ -72,11 +72,12 @@ class Indexer:
 
 
 def _drop_index_row(ports: Ports, memory_id: str) -> None:
+    from mnemo.backends.sqlite.index import drop_document
+
     db = ports.db  # type: ignore[attr-defined]
     with db.write() as conn:
-        found = conn.execute("DELETE FROM index_rows WHERE id = ? RETURNING fts_rowid", (memory_id,)).fetchone()
-        if found is not None:
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (found["fts_rowid"],))
+        for row in conn.execute("SELECT project_id FROM index_docs WHERE id = ?", (memory_id,)).fetchall():
+            drop_document(conn, row["project_id"], memory_id)
 
 
 @pytest.fixture

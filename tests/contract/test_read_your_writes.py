@@ -42,7 +42,7 @@ def indexed(ports: Ports, scope: Scope, ids: list[str]) -> dict[str, int]:
         with db.write() as conn:
             marks = ",".join("?" * len(ids))
             rows = conn.execute(
-                f"SELECT id, version FROM index_rows WHERE project_id = ? AND id IN ({marks})",
+                f"SELECT id, version FROM index_docs WHERE project_id = ? AND id IN ({marks})",
                 (scope.project_id, *ids),
             ).fetchall()
         return {row["id"]: row["version"] for row in rows}
