@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from mnemo.models.common import utc_now
@@ -201,3 +202,27 @@ def test_an_expired_memory_is_not_found_while_the_index_lags(ports: Ports, laggi
 
     time.sleep(1.2)
     assert ids_found(lagging, term) == everywhere([])
+
+
+def test_the_time_window_holds_for_changes_the_index_has_not_received(
+    ports: Ports, lagging: Tenant, indexer: Indexer
+) -> None:
+    # Given a memory indexed at version 1, then updated (the index still holds version 1)
+    term = word()
+    memory = lagging.call("memory_add", content=f"windowed {term}").memory
+    indexer.catch_up()
+    between = utc_now()
+    time.sleep(0.01)
+    lagging.call("memory_update", id=memory.id, tags=["later"])
+    fresh = lagging.call("memory_add", content=f"windowed {term} fresh").memory
+    expect_lag(ports, Scope(lagging.workspace_id, lagging.project.id), memory.id, 2)
+
+    # Then a window that ends before the update finds neither (the index's version-1 hit is
+    # dropped: the memory's current version is outside the window), one that starts there both
+    def window(**bounds: Any) -> list[str]:
+        return sorted(m.id for m in lagging.call("memory_search", q=term, **bounds).memories)
+
+    assert window(updated_before=between) == []
+    assert window(updated_after=between) == sorted([memory.id, fresh.id])
+    found = lagging.call("search_memory", query=term, updated_after=between).results
+    assert sorted(item.reference for item in found) == sorted([memory.id, fresh.id])
