@@ -226,3 +226,14 @@ def test_the_time_window_holds_for_changes_the_index_has_not_received(
     assert window(updated_after=between) == sorted([memory.id, fresh.id])
     found = lagging.call("search_memory", query=term, updated_after=between).results
     assert sorted(item.reference for item in found) == sorted([memory.id, fresh.id])
+
+
+def test_a_deduplicated_add_is_found_once_while_the_index_lags(ports: Ports, lagging: Tenant) -> None:
+    # Given the same memory added twice (the second answers the first: #16's dedup claim)
+    term = word()
+    first = lagging.call("memory_add", content=f"said twice {term}")
+    second = lagging.call("memory_add", content=f"said twice {term}")
+    assert (second.deduplicated, second.memory.id) == (True, first.memory.id)
+
+    # Then a search finds that one memory once: no claim item is taken for a change
+    assert ids_found(lagging, term) == everywhere([first.memory.id])
