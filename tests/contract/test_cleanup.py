@@ -248,14 +248,16 @@ def alone(tenant: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
         yield tenant
         return
     from mnemo.backends.aws import AwsBackend
-    from mnemo.service.pipeline import Service
 
-    from tests.contract.conftest import new_tenant
+    from tests.contract.conftest import Indexer, IndexerKeepsUp, new_tenant
     from tests.support.aws_stack import own_stack
+    from tests.support.stream import StreamDrain
 
     with own_stack(request.getfixturevalue("aws_stack")) as cfg:
         backend = AwsBackend.from_settings(cfg)
-        yield new_tenant(Service(backend))
+        own = Indexer(backend, StreamDrain(cfg))  # the stream of its own table, drained as the suite's
+        _indexer[:] = [own]
+        yield new_tenant(IndexerKeepsUp(backend, own))
         backend.close()
 
 
