@@ -240,6 +240,7 @@ def test_a_finished_threads_connection_is_closed(tmp_path):
     backend.close()
 
     # SQLite's unix VFS may hold a closed connection's descriptor for reuse while other connections
-    # keep locks; what must not happen is two per finished thread (200 per batch before the fix)
+    # keep locks, so the count wanders by a few (20 → 25 seen under load, then flat over six
+    # batches); what must not happen is one or two per finished thread (200 per batch before the fix)
     assert first < 60, f"{first} database files open after 100 finished threads"
-    assert second <= first + 4, f"{second - first} more database files open after 100 more threads"
+    assert second <= first + 10, f"{second - first} more database files open after 100 more threads"
