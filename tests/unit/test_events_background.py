@@ -12,21 +12,9 @@ from typing import Any
 import pytest
 from mnemo.local.server import LocalContext
 
+from tests.support.events import EVENTS
+from tests.support.events import source_type as event_type
 from tests.support.template import load_template
-
-EVENTS = Path(__file__).resolve().parents[2] / "events"
-
-
-def event_type(event: dict[str, Any]) -> str:
-    """The SAM event source type a sample event comes from."""
-    if event.get("version") == "2.0" and "routeKey" in event:
-        return "HttpApi"
-    records = event.get("Records") or [{}]
-    if records[0].get("eventSource") == "aws:dynamodb":
-        return "DynamoDB"
-    if event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event":
-        return "Schedule"
-    raise AssertionError(f"unknown event shape: {sorted(event)}")
 
 
 def handler_for(source_type: str) -> tuple[str, Callable[[dict, Any], Any]]:
