@@ -13,6 +13,11 @@ STAMP  := $(VENV)/.installed-$(SUM)
 # (functions/) may shadow them: here those folders are the packages, so the warning is only noise.
 PIP    := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check --quiet
 
+# the default embedder's data (scripts/embedder_data.py: from the wordllama wheel on PyPI, via pip)
+EMBEDDER_DATA := shared/mnemo/embedding/data/l2_supercat_256.i8
+ENV           := $(STAMP) $(EMBEDDER_DATA)
+RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
+
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
@@ -36,8 +41,11 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@rm -f $(VENV)/.installed-* $(VENV)/.runtime-*
 	@touch $(STAMP) $(RUNTIME_STAMP)
 
-install-runtime: $(RUNTIME_STAMP)
-install: $(STAMP)
+install-runtime: $(RUNTIME_ENV)
+install: $(ENV)
+
+$(EMBEDDER_DATA): scripts/embedder_data.py | $(RUNTIME_STAMP)
+	$(BIN)/python scripts/embedder_data.py --force
 
 ## clients: the pinned MCP clients the e2e suite drives (TypeScript SDK, Inspector CLI, mcp-remote;
 ## Node.js 20.18+), installed exactly as tests/clients/package-lock.json says
@@ -60,13 +68,13 @@ $(SAM_STAMP): constraints-sam.txt
 	@touch $(SAM_STAMP)
 
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
-run: $(RUNTIME_STAMP)
+run: $(RUNTIME_ENV)
 	$(BIN)/mnemo serve
 
 ## test: lint, types, template, and every test suite (contract suite on both backends, the
 ## console in a real headless Chromium, the MCP clients of tests/clients, the built Lambda
 ## artifacts in tests/built)
-test: $(STAMP) $(SAM_STAMP) lint browser clients
+test: $(ENV) $(SAM_STAMP) lint browser clients
 	MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python -m pytest
 
 ## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
@@ -75,23 +83,23 @@ browser:
 	@scripts/browser.sh
 
 ## screenshots: the console's pictures in docs/console/ (a real server and browser, seeded data)
-screenshots: $(STAMP) browser
+screenshots: $(ENV) browser
 	$(BIN)/python -m tests.support.screenshots docs/console
 
-lint: $(STAMP)
+lint: $(ENV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/cfn-lint template.yaml
 
 ## unit: the fast suites only
-unit: $(STAMP)
+unit: $(ENV)
 	$(BIN)/python -m pytest tests/unit tests/contract -m "not aws"
 
 ## fuzz: the property-based suites with long budgets (Schemathesis, the contract state machine, the
 ## timestamp grammar, tenant isolation, the LIKE matcher), on both backends; `make test` runs the
 ## same suites with small ones
-fuzz: $(STAMP)
+fuzz: $(ENV)
 	MNEMO_REQUIRE_OPENSEARCH=1 MNEMO_FUZZ_EXAMPLES=300 MNEMO_FUZZ_STEPS=40 MNEMO_MODEL_EXAMPLES=300 \
 	MNEMO_MODEL_STEPS=40 MNEMO_TIMESTAMP_EXAMPLES=1000 MNEMO_HYPOTHESIS_EXAMPLES=300 MNEMO_LIKE_EXAMPLES=20000 \
 		$(BIN)/python -m pytest tests/hardening tests/contract/test_state_machine.py \
@@ -99,15 +107,15 @@ fuzz: $(STAMP)
 		tests/unit/test_like_patterns.py -p no:cacheprovider --timeout 3600 --durations=15
 
 ## bench: benchmarks; writes bench/results/latest.md
-bench: $(STAMP)
+bench: $(ENV)
 	$(BIN)/python -m bench.run
 
-openapi: $(STAMP)
+openapi: $(ENV)
 	$(BIN)/python -c "import json; from mnemo.api.openapi import build_openapi; print(json.dumps(build_openapi(), indent=2))" > docs/openapi.json
 
 ## docs: regenerate the tool reference in docs/api.md from the registry and the models
 ## (tests/unit/test_api_reference.py fails when the committed file is out of date)
-docs: $(STAMP)
+docs: $(ENV)
 	$(BIN)/python -m mnemo.api.reference docs/api.md
 
 clean:

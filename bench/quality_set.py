@@ -28,6 +28,9 @@ filtered    2 words held by several memories, with ``path_filter`` or ``memory_t
             1–3 of them; should find those
 recency     an ``updated_after`` / ``updated_before`` window, with no query (what changed: every
             memory updated in it, 1–5) or with a word many memories hold (those in the window)
+paraphrase  a question in other words than the one memory it should find (``PARAPHRASES``: 30
+            English, 5 Chinese, 5 Japanese, written by hand), among 8 distractors per query that
+            carry the query's everyday words on other subjects, and the 2,400 others
 ==========  ===================================================================================
 
 A query lists at most 5 memories to find, so recall@5 can reach 1.
@@ -41,6 +44,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -371,6 +375,196 @@ def holds_text(memory: dict[str, Any], parts: Iterable[str]) -> bool:
 # -- the set ------------------------------------------------------------------------------------
 
 
+# -- paraphrase: queries that share no word with the memory they should find ----------------------
+
+#: (the memory, a query asking for it in other words, the query's words a distractor may carry).
+#: Written by hand as an agent would note and later ask; no word of a query is a word (or another
+#: inflection of a word) of its memory, and tests/unit/test_bench_quality_set.py checks that by
+#: Mnemo's own analysis too.
+PARAPHRASES: list[tuple[str, str, str, list[str]]] = [
+    (
+        "en",
+        "The staging database is read-only on Sundays",
+        "can I write to pre-prod during weekends",
+        ["write", "weekends"],
+    ),
+    ("en", "Deploys freeze on Fridays", "when are releases blocked", ["releases", "blocked"]),
+    ("en", "Alice prefers tea over coffee", "what hot drink does she like", ["hot", "drink", "like"]),
+    ("en", "The VPN certificate expires in March", "when does our tunnel cert run out", ["tunnel", "run"]),
+    ("en", "Bob is allergic to peanuts", "who has a nut allergy", ["nut", "allergy"]),
+    (
+        "en",
+        "Use pnpm instead of npm in the frontend repo",
+        "which package manager for our web client",
+        ["package", "manager", "web", "client"],
+    ),
+    (
+        "en",
+        "The office wifi password rotates monthly",
+        "how often does our wireless passphrase change",
+        ["often", "wireless", "change"],
+    ),
+    ("en", "Invoices must be approved by the finance lead", "who signs off on bills", ["signs", "bills"]),
+    (
+        "en",
+        "The CI pipeline times out after 90 minutes",
+        "how long can a build job run before it is killed",
+        ["long", "build", "job", "killed"],
+    ),
+    (
+        "en",
+        "Never store customer passwords in plain text",
+        "how to keep user credentials safe",
+        ["keep", "user", "safe"],
+    ),
+    (
+        "en",
+        "The printer on floor 3 jams with thick paper",
+        "copier keeps getting stuck feeding cardstock",
+        ["copier", "stuck", "feeding"],
+    ),
+    ("en", "Backups are kept for thirty days", "snapshot retention period", ["snapshot", "retention", "period"]),
+    ("en", "The kitchen closes at 3pm", "until when can I get lunch", ["lunch", "until"]),
+    ("en", "Team standup happens at 9:15 every weekday", "daily morning sync time", ["daily", "morning", "sync"]),
+    ("en", "The API rate limit is 100 requests per minute", "throttling threshold for calls", ["threshold", "calls"]),
+    (
+        "en",
+        "New hires get a laptop on their first day",
+        "onboarding equipment for newcomers",
+        ["equipment", "newcomers"],
+    ),
+    ("en", "Grace is vegetarian", "who doesn't eat meat", ["eat", "meat"]),
+    (
+        "en",
+        "The firewall blocks outbound SMTP",
+        "email sending stopped by network rules",
+        ["email", "sending", "network", "rules"],
+    ),
+    (
+        "en",
+        "Logs older than a week are deleted automatically",
+        "retention of audit trail records",
+        ["audit", "trail", "records"],
+    ),
+    ("en", "Parking permits are renewed every January", "when do car lot passes lapse", ["car", "lot", "passes"]),
+    (
+        "en",
+        "The on-call engineer must acknowledge pages within five minutes",
+        "how quickly should a pager holder respond",
+        ["quickly", "pager", "respond"],
+    ),
+    (
+        "en",
+        "Expense reports need receipts for anything above 50 euros",
+        "proof of purchase rule on reimbursements",
+        ["proof", "purchase", "rule"],
+    ),
+    (
+        "en",
+        "The Berlin office is closed on public holidays",
+        "does our German branch open during national festivities",
+        ["german", "branch", "open", "national"],
+    ),
+    (
+        "en",
+        "Production secrets live in the vault, not in environment files",
+        "where are credentials for prod kept",
+        ["credentials", "prod", "kept"],
+    ),
+    (
+        "en",
+        "Code reviews require two approvals before merging",
+        "how many sign-offs does a pull request need",
+        ["pull", "request", "many"],
+    ),
+    (
+        "en",
+        "The marketing site is built with Hugo",
+        "which static generator powers our landing pages",
+        ["static", "generator", "landing"],
+    ),
+    ("en", "Customer support answers chats from 8 to 18 CET", "help desk hours", ["help", "desk", "hours"]),
+    ("en", "Visitors must sign in at the reception desk", "guest arrival procedure", ["guest", "arrival", "procedure"]),
+    (
+        "en",
+        "Dark mode ships in the next mobile app version",
+        "night theme for our phone application",
+        ["night", "theme", "phone"],
+    ),
+    (
+        "en",
+        "Quarterly taxes are filed by the accountant in April",
+        "who deals with our revenue service paperwork",
+        ["deals", "revenue", "paperwork"],
+    ),
+    ("zh", "数据库每天凌晨两点备份", "资料存档几点进行", ["资料", "存档", "进行"]),
+    ("zh", "新员工入职第一天领取电脑", "新人报到时发放笔记本", ["新人", "报到", "笔记本"]),
+    ("zh", "周五下午不允许上线", "每周最后一个工作日能不能发布新版本", ["工作日", "发布", "版本"]),
+    ("zh", "办公室的无线网络密码每月更换", "WiFi口令多久改一次", ["口令", "多久"]),
+    ("zh", "报销需要附上发票", "费用返还要提供什么凭证", ["费用", "提供", "凭证"]),
+    ("ja", "東京の会議室は予約が必要です", "ミーティングルームを使うには事前申請", ["ミーティング", "事前申請"]),
+    ("ja", "明日は雨が降るので傘を持ってください", "天気が悪いときの持ち物", ["天気", "持ち物"]),
+    ("ja", "社員食堂は午後二時に閉まります", "ランチは何時まで食べられる", ["ランチ", "何時"]),
+    (
+        "ja",
+        "本番環境のパスワードは金庫で管理しています",
+        "プロダクションの秘密情報の保管場所",
+        ["プロダクション", "秘密情報", "保管場所"],
+    ),
+    ("ja", "来客は受付で名前を記入してください", "お客様が来たときの手続き", ["お客様", "手続き"]),
+]
+
+#: sentences around one or two of a query's everyday words, on other subjects
+_DISTRACT_EN = [
+    "{p} left the {a} notes on the shared drive",
+    "Remember to mention the {a} in the {m} newsletter",
+    "{p} wondered about the {a} and the {b} during the retro",
+    "The {a} discussion moved to the {s} channel",
+    "We voted to keep the {a} wording in the style guide",
+    "A {a} question came up in the {m} all-hands",
+    "{p} drew a {a} sketch for the {b} poster",
+    "The {a} survey closes when {p} says so",
+]
+_DISTRACT_ZH = ["{a}的讨论放到下周的例会上", "{p}在周报里提到了{a}", "关于{a}和{b}的问卷已经发出", "{a}的海报由{p}设计"]
+_DISTRACT_JA = [
+    "{a}についての議論は来週に持ち越し",
+    "{p}さんが{a}の資料を共有しました",
+    "{a}と{b}のアンケートを配りました",
+]
+_EN_PEOPLE = _words("Quinn Rowan Tess Vik Wren Yara")
+_ZH_PEOPLE = _words("小王 小李 老张 阿芳")
+_JA_PEOPLE = _words("佐藤 鈴木 高橋 田中")
+#: distractors per paraphrase query
+DISTRACTORS = 8
+
+
+def _paraphrase_memories(start: int, r: random.Random) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+    """The paraphrase targets and their distractors (older than every other memory, so no recency
+    window holds them); (memories, [(query, target id, lang)])."""
+    memories: list[dict[str, Any]] = []
+    asked = []
+    when = BASE_TIME - timedelta(days=30)
+
+    def add(content: str, lang: str) -> str:
+        i = start + len(memories)
+        created = when + timedelta(minutes=7 * len(memories))
+        memories.append({"id": f"q{i:05d}", "content": content, "kind": r.choices(KINDS, (30, 25, 20, 15, 10))[0],
+                         "tags": [], "path": f"{r.choice(['office', 'eng'])}/{r.choice(['notes', 'facts'])}",
+                         "created_at": _ts(created), "updated_at": _ts(created), "lang": lang})  # fmt: skip
+        return str(memories[-1]["id"])
+
+    for lang, target, query, everyday in PARAPHRASES:
+        asked.append((query, add(target, lang), lang))
+        templates = {"en": _DISTRACT_EN, "zh": _DISTRACT_ZH, "ja": _DISTRACT_JA}[lang]
+        people = {"en": _EN_PEOPLE, "zh": _ZH_PEOPLE, "ja": _JA_PEOPLE}[lang]
+        for _ in range(DISTRACTORS):
+            a = r.choice(everyday)
+            b = r.choice([w for w in everyday if w != a] or [a])
+            line = r.choice(templates).format(a=a, b=b, p=r.choice(people), m=r.choice(MONTHS), s=r.choice(SERVICES))
+            add(line[0].upper() + line[1:] if lang == "en" else line, lang)
+    return memories, asked
+
+
 def generate() -> dict[str, Any]:
     r = random.Random(SEED)
     english = _english_templates()
@@ -494,6 +688,24 @@ def generate() -> dict[str, Any]:
             if 1 <= len(inside) <= 3:
                 add("recency", word, inside, updated_after=after, updated_before=before)
 
+    # paraphrase: the targets and their distractors join the set after the other classes were
+    # drawn (their own random stream), and no query of another class may find them by its rule
+    extra, asked = _paraphrase_memories(len(memories), random.Random(SEED + 1))
+    for query in queries:
+        wanted = query["query"].split()
+        if query["class"] == "partial":  # the memories holding three of its four words
+            found = [m["id"] for m in extra if any(holds(words_of(m), c) for c in combinations(wanted, 3))]
+        elif query["class"] in ("exact", "inflected", "filtered") and query["query"]:
+            found = [m["id"] for m in extra if holds(words_of(m), wanted)]
+        elif query["class"] == "cjk":
+            found = [m["id"] for m in extra if holds_text(m, wanted)]
+        else:
+            found = []
+        if found:
+            raise AssertionError(f"{query['id']} would also find paraphrase-set memories {found}")
+    memories += extra
+    for query, target, lang in asked:
+        add("paraphrase", query, [target], lang=lang)
     return {"seed": SEED, "memories": memories, "queries": queries}
 
 

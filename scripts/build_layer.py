@@ -45,6 +45,8 @@ NOT_IN_LAYER = {
     "opensearch-protobufs": "never imported",
     "grpcio": "never imported",
     "protobuf": "never imported",
+    # the embedded backend's vector search only; on AWS, OpenSearch searches the vectors
+    "numpy": "SQLite backend only",
 }
 
 PLATFORMS = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}

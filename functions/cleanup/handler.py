@@ -17,7 +17,8 @@ from mnemo.service import cleanup
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     deadline = cleanup.deadline_from_remaining(context.get_remaining_time_in_millis())
     options = cleanup.CleanupOptions.from_settings(runtime.settings(), deadline=deadline)
-    summary = cleanup.run_cleanup(runtime.service().ports, options)
+    svc = runtime.service()
+    summary = cleanup.run_cleanup(svc.ports, options, embedder=svc.embedder)
     cleanup.publish_metrics(summary, metrics)
     return summary.as_dict()
 

@@ -38,6 +38,10 @@ class Settings(BaseModel):
     search_per_minute: int = Field(default=120, ge=1)
     write_per_minute: int = Field(default=60, ge=1)
 
+    #: the embedder of meaning (mnemo.embedding): ``static`` (the packaged model), ``none`` (words
+    #: only) or ``module:callable`` (a factory of the deployment's own)
+    embedder: str = "static"
+
     #: bodies above this are 413 (docs/contract.md §4)
     max_body_bytes: int = 64 * 1024
 

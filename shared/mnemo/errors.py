@@ -105,6 +105,12 @@ class IndexUnavailable(Unavailable):
     marked for repair (the service catches this); a read answers 503."""
 
 
+class EmbedderUnavailable(Unavailable):
+    """The embedder cannot turn text into a vector. A write stands without its vector and is marked
+    for repair (cleanup embeds it); a ``semantic`` read answers 503, a ``hybrid`` one falls back to
+    words alone and says so in ``explain``."""
+
+
 class Internal(MnemoError):
     status = 500
     code = "internal"

@@ -64,6 +64,19 @@ class IndexQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorQuery:
+    """The memories of the scope whose vectors (of ``model``) lie nearest ``vector``, best first,
+    at cosine ``min_score`` or more, passing ``filter``."""
+
+    scope: Scope
+    vector: Sequence[float]
+    model: str
+    filter: MemoryFilter
+    limit: int
+    min_score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class IndexHit:
     record: MemoryRecord
     score: float
@@ -121,6 +134,22 @@ class IdempotencyMismatch(Exception):
     """An idempotency key was used before with other arguments."""
 
 
+class Embedder(Protocol):
+    """Text → vectors of meaning (``mnemo.embedding``). ``model`` names the model and its
+    version: vectors of different models never compare, so each stored vector carries it."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One L2-normalised vector of ``dim`` numbers per text. Raises
+        ``mnemo.errors.EmbedderUnavailable`` when it cannot."""
+        ...
+
+
 class MemoryStore(Protocol):
     """The system of record."""
 
@@ -171,6 +200,12 @@ class MemoryStore(Protocol):
         """Remember that the index may not hold this version of the record."""
         ...
 
+    def set_embedding(self, record: MemoryRecord) -> bool:
+        """Store ``record.embedding`` for the stored record if it is still at ``record.version``
+        (the version does not change: a vector is derived from the content); False when the
+        record is gone or changed."""
+        ...
+
 
 class SearchIndex(Protocol):
     def upsert(self, record: MemoryRecord) -> None:
@@ -184,6 +219,11 @@ class SearchIndex(Protocol):
 
     def search(self, query: IndexQuery) -> list[IndexHit]:
         """Best first, ties newest first."""
+        ...
+
+    def similar(self, query: VectorQuery) -> list[IndexHit]:
+        """Nearest first by cosine (``IndexHit.score``), ties newest first; only records whose
+        vector was made by ``query.model``. Raises ``IndexUnavailable`` like ``search``."""
         ...
 
 

@@ -48,7 +48,9 @@ def service() -> Service:
         with _lock:
             if _service is None:
                 limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
-                _service = Service(build_ports(cfg), default_limits=limits)
+                from mnemo.embedding import build_embedder
+
+                _service = Service(build_ports(cfg), default_limits=limits, embedder=build_embedder(cfg.embedder))
     return _service
 
 

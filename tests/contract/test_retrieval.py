@@ -228,11 +228,12 @@ def test_explain_in_recall_lists_unmatched_terms_and_why_a_result_ranks_lower(te
     both = add(tenant, "invoice the launch partner")
     one = add(tenant, "the launch moved")
 
-    results = tenant.call("recall", query="invoice launch", explain=True).results
+    results = tenant.call("recall", query="invoice launch", explain=True, mode="lexical").results
 
     assert [r.reference for r in results] == [both.id, one.id]
     second = results[1].explanation
     assert (second.rank, second.matched_terms, second.unmatched_terms) == (2, ["launch"], ["invoice"])
+    assert second.matched_by == "words" and second.similarity is None
     assert "fewer terms matched than rank 1" in second.reason
 
 
@@ -255,8 +256,10 @@ def test_recall_finds_inflected_forms_of_the_words_stored(tenant):
     add(tenant, "The frozen lake is closed")  # an irregular form is another word to a stemmer
 
     for query in ("deployments", "freezes", "deployed", "friday", "DEPLOYING"):
-        assert refs(tenant.call("recall", query=query)) == [memory.id], query
-    assert tenant.call("recall_context", query="deployments freezes").references == [memory.id]
+        assert refs(tenant.call("recall", query=query, mode="lexical")) == [memory.id], query
+        # hybrid adds what is near in meaning (the frozen lake, to "freezes"), never above it
+        assert refs(tenant.call("recall", query=query))[0] == memory.id, query
+    assert tenant.call("recall_context", query="deployments freezes", mode="lexical").references == [memory.id]
 
 
 def test_strict_tools_match_every_term_by_its_stem_and_still_refuse_a_missing_term(tenant):

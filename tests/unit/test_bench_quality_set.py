@@ -21,8 +21,30 @@ def test_the_set_is_under_a_mebibyte_and_as_large_as_the_issue_asks() -> None:
     languages = Counter(m["lang"] for m in data["memories"])
     assert languages["zh"] >= 200 and languages["ja"] >= 200
     classes = Counter(q["class"] for q in data["queries"])
-    assert set(classes) == {"exact", "inflected", "partial", "cjk", "filtered", "recency"}
+    assert set(classes) == {"exact", "inflected", "partial", "cjk", "filtered", "recency", "paraphrase"}
     assert min(classes.values()) >= 30
+    paraphrase = [q for q in data["queries"] if q["class"] == "paraphrase"]
+    assert {lang for q in paraphrase for lang in [q["lang"]]} == {"en", "zh", "ja"}
+    # hundreds of distractors carrying the queries' everyday words
+    assert len(data["memories"]) - 2400 - len(paraphrase) >= 300
+
+
+def test_a_paraphrase_shares_no_term_with_the_memory_it_should_find() -> None:
+    """By Mnemo's own analysis (stems, CJK pairs): the word search cannot find the target."""
+    from mnemo import text
+
+    data = quality_set.load()
+    by_id = {m["id"]: m for m in data["memories"]}
+    for query in (q for q in data["queries"] if q["class"] == "paraphrase"):
+        (target,) = [by_id[i] for i in query["relevant"]]
+        held = set(text.terms(" ".join([target["content"], *target["tags"], target["path"]])))
+        asked = text.query_terms(query["query"])
+        assert asked and not any(text.matching_words(term, held) for term in asked), query["query"]
+        # while distractors do hold its words
+        carriers = [
+            m for m in data["memories"] if any(text.matching_words(t, set(text.terms(m["content"]))) for t in asked)
+        ]
+        assert len(carriers) >= 5, query["query"]
 
 
 def test_every_query_names_one_to_five_memories_that_follow_its_class_rule() -> None:

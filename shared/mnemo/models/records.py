@@ -3,9 +3,12 @@ the tenancy keys a backend needs and never leaves the service."""
 
 from __future__ import annotations
 
+from array import array
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SkipValidation
 
 from mnemo.models.common import Model, Timestamp
 
@@ -26,12 +29,46 @@ class Memory(Model):
     updated_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds; the last change.")
 
 
+@dataclass(frozen=True, slots=True)
+class Embedding:
+    """A memory's vector of meaning and the model that made it (``Embedder.model``); vectors of
+    different models never compare. The numbers are float32, as every backend stores them, so a
+    record read back equals the one written."""
+
+    model: str
+    vector: tuple[float, ...]
+
+    @property
+    def dim(self) -> int:
+        return len(self.vector)
+
+    @classmethod
+    def of(cls, model: str, vector: list[float] | tuple[float, ...]) -> Embedding:
+        return cls(model, tuple(array("f", vector)))
+
+    def to_bytes(self) -> bytes:
+        """Little-endian float32, ``dim`` x 4 bytes."""
+        packed = array("f", self.vector)
+        if packed.itemsize != 4:  # pragma: no cover - every platform Python supports
+            raise RuntimeError("float32 arrays are not 4 bytes here")
+        return packed.tobytes()
+
+    @classmethod
+    def from_bytes(cls, model: str, raw: bytes) -> Embedding:
+        values = array("f")
+        values.frombytes(raw)
+        return cls(model, tuple(values))
+
+
 class MemoryRecord(Memory):
     workspace_id: str
     project_id: str
+    #: the vector of ``content`` (None: not embedded yet, e.g. the embedder failed and the record
+    #: is marked for repair); stored beside the record, never in its body, an export or a response
+    embedding: Annotated[Embedding | None, SkipValidation] = Field(default=None, exclude=True, repr=False)
 
     def public(self) -> Memory:
-        return Memory.model_validate(self.model_dump(exclude={"workspace_id", "project_id"}))
+        return Memory.model_validate(self.model_dump(exclude={"workspace_id", "project_id", "embedding"}))
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now

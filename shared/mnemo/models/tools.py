@@ -246,11 +246,22 @@ class SearchMemoryArgs(RetrievalArgs):
     team_id: TeamId | None = Field(default=None, description="Only memories of this team (one of yours).")
 
 
+RecallMode = Literal["lexical", "semantic", "hybrid"]
+
+
+def _mode() -> Any:
+    return Field(
+        default="hybrid",
+        description="Find by words, meaning or both (hybrid).",
+    )
+
+
 class RecallArgs(RetrievalArgs):
     limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results.")
     explain: bool = Field(
         default=False, description="Say per result which words matched where, and why it ranks there."
     )
+    mode: RecallMode = _mode()
 
 
 class RecallContextArgs(RetrievalArgs):
@@ -261,6 +272,7 @@ class RecallContextArgs(RetrievalArgs):
         "ASCII 1/4.",
     )
     output_json: bool = Field(default=False, description="Return the packed records as `items` instead of `context`.")
+    mode: RecallMode = _mode()
 
 
 class MatchedFields(Model):
@@ -284,6 +296,16 @@ class Explanation(Model):
         description="Present when query terms matched only through their stem (another inflection of the word): "
         'each with the memory\'s words it matched, e.g. `{"deployments": ["deploys"]}`.',
     )
+    matched_by: Literal["words", "meaning", "both"] = Field(
+        default="words",
+        description="How the memory was found: by its words, by its meaning (the query's vector is near its own), "
+        "or both.",
+    )
+    similarity: float | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="Cosine of the query's and the memory's vectors, when it was found by meaning.",
+    )
     rank: int = Field(description="1-based position in the results.")
     reason: str = Field(description="Why the memory ranks where it does.")
 
@@ -295,14 +317,21 @@ class RetrievalItem(Model):
     kind: str | None
     tags: list[str]
     score: float = Field(
-        description="The index's relevance score: higher is better; comparable within one answer only."
+        description="Higher is better, comparable within one answer only: the index's relevance (words), the "
+        "cosine (`mode` semantic) or the fused reciprocal-rank score (`mode` hybrid)."
     )
     updated_at: Timestamp
     explanation: Explanation | None = Field(default=None, exclude_if=_is_none, description="Only with explain.")
 
 
 NoMatchCause = Literal[
-    "no_terms", "no_term_matched", "term_missing", "split_across_memories", "filtered_out", "nothing_listed"
+    "no_terms",
+    "no_term_matched",
+    "term_missing",
+    "split_across_memories",
+    "filtered_out",
+    "nothing_listed",
+    "nothing_similar",
 ]
 
 
@@ -312,7 +341,8 @@ class NoMatch(Model):
         description="`no_terms`: the query has no searchable words; `no_term_matched`: no memory contains any term; "
         "`term_missing`: some terms occur in no memory; `split_across_memories`: every term occurs, but no single "
         "memory holds them all; `filtered_out`: memories match the terms but the filters, team or time window exclude "
-        "them; `nothing_listed`: the query was empty and no memory passes the filters and the time window."
+        "them; `nothing_listed`: the query was empty and no memory passes the filters and the time window; "
+        "`nothing_similar`: (`mode` semantic) no memory's meaning is near enough the query's."
     )
     missing_terms: list[str] = Field(default_factory=list, description="Query terms no memory contains.")
 

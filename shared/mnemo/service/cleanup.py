@@ -3,13 +3,17 @@
 One run works through four phases, in this order, each a walk that resumes where the previous
 run stopped (its cursor is persisted through ``Maintenance.save_checkpoint`` after every page):
 
-1. ``repair`` — records marked for repair (their index write failed): re-index the current
-   version, or remove the index entry of a record that is gone; then clear the mark. Handled
+1. ``repair`` — records marked for repair (their index write or their embedding failed): embed
+   the current version if it lacks its vector, re-index it, or remove the index entry of a record
+   that is gone; then clear the mark (kept while the embedder still fails). Handled
    marks disappear, so this walk starts at the first mark every run.
 2. ``expire`` — records past ``expires_at`` (already invisible to every read): delete them from
    the store (version-checked); the index follows the store's delete, as for any write.
 3. ``store`` — every record against the index: re-index records the index lacks, holds at an
-   older version, or built with another analysis (``mnemo.text.ANALYSIS``: a new stemmer).
+   older version, or built with another analysis (``mnemo.text.ANALYSIS``: a new stemmer); embed
+   records without a vector of the current embedder (none yet, or another model's: the embedder
+   changed) and re-index them. Reads never wait for this: until a record is re-embedded, the
+   vector search simply does not see it (vectors of other models are never compared).
 4. ``index`` — every index entry against the store: make entries without a record unsearchable,
    purge delete tombstones older than the retention (version-checked), re-index stale ones.
 
@@ -37,7 +41,8 @@ from mnemo.errors import IndexUnavailable
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.observability import logger
-from mnemo.ports import Comparison, IndexEntry, Page, Ports, RepairMark, Scope, VersionConflict
+from mnemo.ports import Comparison, Embedder, IndexEntry, Page, Ports, RepairMark, Scope, VersionConflict
+from mnemo.service.vectors import needs_embedding, with_embedding
 
 T = TypeVar("T")
 
@@ -57,6 +62,8 @@ COUNTS = (
     "purged",  # delete tombstones past the retention, removed for good
     "skipped",  # work another run (or a concurrent write) had done first
     "conflicts",  # the index is ahead of the store (e.g. after a restore): left alone, counted
+    "embedded",  # records given a vector of the current embedder (none yet, or another model's)
+    "embed_failed",  # records the embedder could not embed (retried by the next run)
 )
 
 #: OpenSearch forgets a delete's version after ``index.gc_deletes`` (60 s); tombstones must outlive
@@ -131,8 +138,9 @@ class _Budget:
 
 
 class _Run:
-    def __init__(self, ports: Ports, options: CleanupOptions, now: datetime) -> None:
+    def __init__(self, ports: Ports, options: CleanupOptions, now: datetime, embedder: Embedder | None) -> None:
         self.ports = ports
+        self.embedder = embedder
         self.maint = ports.maintenance
         self.options = options
         self.now = now
@@ -202,12 +210,28 @@ class _Run:
         self.ports.index.upsert(record)  # external versions: never overwrites a newer version
         self.count("reindexed")
 
+    def embed(self, record: MemoryRecord) -> MemoryRecord | None:
+        """The record with a vector of the current embedder, stored (version-checked: the vector
+        is the content's, so a record changed meanwhile keeps its own). None: the embedder failed,
+        or the record changed or went (``skipped``)."""
+        embedded = with_embedding(self.embedder, record)
+        if embedded is record:
+            self.count("embed_failed")
+            return None
+        if not self.ports.store.set_embedding(embedded):
+            self.count("skipped")
+            return None
+        self.count("embedded")
+        return embedded
+
     def reconcile(self, item: Comparison) -> None:
         """Bring one memory's index entry in line with its record; the decision table of drift."""
         record, entry = item.record, item.entry
         if record is not None:
             if record.expired(self.now):
                 self.expire(record)
+            elif needs_embedding(self.embedder, record) and (embedded := self.embed(record)) is not None:
+                self.reindex(embedded)  # the index holds the vector beside the terms
             elif entry is None:
                 self.reindex(record)
             elif entry.version is not None and entry.version < record.version:
@@ -236,6 +260,12 @@ class _Run:
                 self.maint.drop(mark.entry)
         elif record.expired(self.now):
             self.expire(record)
+        elif needs_embedding(self.embedder, record):
+            embedded = self.embed(record)
+            if embedded is None:
+                self.ports.index.upsert(record)  # its words at least; the mark stays for the vector
+                return
+            self.ports.index.upsert(embedded)
         else:
             self.ports.index.upsert(record)
         self.maint.clear_repair(mark)
@@ -261,10 +291,17 @@ class _Run:
         return self.summary
 
 
-def run_cleanup(ports: Ports, options: CleanupOptions | None = None, *, now: datetime | None = None) -> CleanupSummary:
-    """One bounded cleanup run; returns (and logs) its summary."""
+def run_cleanup(
+    ports: Ports,
+    options: CleanupOptions | None = None,
+    *,
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+) -> CleanupSummary:
+    """One bounded cleanup run; returns (and logs) its summary. ``embedder`` is the service's
+    (None: vectors are left as they are)."""
     started = time.monotonic()
-    summary = _Run(ports, options or CleanupOptions(), now or utc_now()).run()
+    summary = _Run(ports, options or CleanupOptions(), now or utc_now(), embedder).run()
     summary.duration_ms = round((time.monotonic() - started) * 1000)
     logger.info("cleanup run", extra={"cleanup": summary.as_dict()})
     return summary

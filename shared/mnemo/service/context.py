@@ -9,7 +9,7 @@ from datetime import datetime
 from mnemo.errors import NotFound
 from mnemo.models.records import MemoryRecord, Project, RateLimits
 from mnemo.models.tools import ProjectRef
-from mnemo.ports import MemoryFilter, Ports, Scope
+from mnemo.ports import Embedder, MemoryFilter, Ports, Scope
 from mnemo.service.identity import Caller
 
 
@@ -27,6 +27,8 @@ class CallContext:
     params: Mapping[str, str] = field(default_factory=dict)
     #: the deployment's rate limits, for a workspace without its own
     default_limits: RateLimits = field(default_factory=RateLimits)
+    #: the embedder of meaning (None: words only)
+    embedder: Embedder | None = None
 
     @property
     def project(self) -> Project:

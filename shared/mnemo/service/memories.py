@@ -31,6 +31,7 @@ from mnemo.models.tools import (
 )
 from mnemo.ports import Duplicate, IdempotencyMismatch, IndexQuery, VersionConflict
 from mnemo.service.context import CallContext
+from mnemo.service.vectors import embed_content, needs_embedding
 
 
 def _fingerprint(ctx: CallContext, args: MemoryAddArgs) -> str:
@@ -63,6 +64,8 @@ def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
 
 
 def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
+    # the vector is made before the store write, so the record carries it to every backend
+    embedding = embed_content(ctx.embedder, args.content)
     record = MemoryRecord(
         id=memory_id(),
         workspace_id=ctx.project.workspace_id,
@@ -77,6 +80,7 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         version=1,
         created_at=ctx.now,
         updated_at=ctx.now,
+        embedding=embedding,
     )
     try:
         ctx.ports.store.create(record, dedupe=not args.allow_duplicate)
@@ -84,6 +88,8 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         # the same content, kind, path and team as a live memory of the project: that memory
         same = ctx.visible(ctx.ports.store.get(ctx.scope, found.memory_id))
         return MemoryAddResult(project=ctx.project_ref, memory=same.public(), deduplicated=True)
+    if needs_embedding(ctx.embedder, record):
+        ctx.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
     return MemoryAddResult(project=ctx.project_ref, memory=record.public())
 
 
@@ -110,11 +116,16 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
         changes = {name: getattr(args, name) for name in given}
         if "tags" in changes and changes["tags"] is None:
             changes["tags"] = []
-        updated = current.model_copy(update={**changes, "version": current.version + 1, "updated_at": ctx.now})
+        update = {**changes, "version": current.version + 1, "updated_at": ctx.now}
+        if ("content" in changes and changes["content"] != current.content) or needs_embedding(ctx.embedder, current):
+            update["embedding"] = embed_content(ctx.embedder, changes.get("content", current.content))
+        updated = current.model_copy(update=update)
         try:
             ctx.ports.store.replace(updated, expected_version=current.version, previous=current)
         except VersionConflict:
             raise Conflict("memory changed while updating; read it again and retry") from None
+        if needs_embedding(ctx.embedder, updated):
+            ctx.ports.store.mark_for_repair(updated)  # the embedder failed: cleanup embeds it
     return MemoryResult(project=ctx.project_ref, memory=updated.public())
 
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
 from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF, utc_now
 from mnemo.models.records import Project, RateLimits, Workspace
-from mnemo.ports import Ports, RateClass, RateDecision
+from mnemo.ports import Embedder, Ports, RateClass, RateDecision
 from mnemo.service import keys
 from mnemo.service.catalog import REGISTRY
 from mnemo.service.context import CallContext
@@ -55,10 +55,26 @@ def validate(model: type[BaseModel], arguments: Mapping[str, Any] | Any) -> Any:
         raise validation_error(exc) from None
 
 
+#: ``Service(embedder=DEFAULT_EMBEDDER)``: the packaged static model (``mnemo.service.vectors``)
+DEFAULT_EMBEDDER: Literal["default"] = "default"
+
+
 class Service:
-    def __init__(self, ports: Ports, *, default_limits: RateLimits | None = None) -> None:
+    def __init__(
+        self,
+        ports: Ports,
+        *,
+        default_limits: RateLimits | None = None,
+        embedder: Embedder | Literal["default"] | None = DEFAULT_EMBEDDER,
+    ) -> None:
         self.ports = ports
         self.default_limits = default_limits or RateLimits()
+        if embedder == DEFAULT_EMBEDDER:
+            from mnemo.service.vectors import default_embedder
+
+            embedder = default_embedder()
+        #: the embedder of meaning (None: words only); the same on every backend by default
+        self.embedder: Embedder | None = embedder  # type: ignore[assignment]
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -150,6 +166,7 @@ class Service:
             idempotency_key=idempotency_key,
             params=dict(params or {}),
             default_limits=self.default_limits,
+            embedder=self.embedder,
         )
         return Invocation(op.run(ctx, args), decision, op.status)
 

@@ -18,7 +18,8 @@ from typing import Literal
 from mnemo.errors import Conflict, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
-from mnemo.ports import Page, Ports, Scope, VersionConflict
+from mnemo.ports import Embedder, Page, Ports, Scope, VersionConflict
+from mnemo.service.vectors import needs_embedding, with_embedding
 
 OnExisting = Literal["fail", "skip"]
 PAGE = 200
@@ -104,9 +105,11 @@ def import_records(
     *,
     force_workspace: bool = False,
     on_existing: OnExisting = "fail",
+    embedder: Embedder | None = None,
 ) -> ImportReport:
     """Check the whole input (``source()``), then write each record as it is into ``target``
-    (the index follows the store). ``source`` is called twice, so the input is read once to check, once to write."""
+    (with a vector of ``embedder``: an export carries none; the index follows the store). ``source``
+    is called twice, so the input is read once to check, once to write."""
     skip = set(check_import(ports, target, source(), force_workspace=force_workspace, on_existing=on_existing))
     report = ImportReport(target)
     for record in source():
@@ -115,7 +118,7 @@ def import_records(
             continue
         moved = record.model_copy(update={"workspace_id": target.workspace_id, "project_id": target.id})
         try:
-            restore(ports, moved)
+            restore(ports, moved, embedder)
         except VersionConflict:
             if on_existing == "skip":  # written meanwhile by someone else
                 report.skipped.append(record.id)
@@ -128,7 +131,12 @@ def import_records(
     return report
 
 
-def restore(ports: Ports, record: MemoryRecord) -> None:
-    """Store a record exactly as it is (VersionConflict when its id exists in its project); the
-    index follows the store, as for any write."""
-    ports.store.create(record)
+def restore(ports: Ports, record: MemoryRecord, embedder: Embedder | None = None) -> None:
+    """Store a record exactly as it is (VersionConflict when its id exists in its project), with
+    a vector of ``embedder``; the index follows the store, as for any write. When the embedder
+    fails the record is marked for repair (cleanup embeds it)."""
+    record = with_embedding(embedder, record)
+    with ports.store.unit_of_work():
+        ports.store.create(record)
+        if needs_embedding(embedder, record):
+            ports.store.mark_for_repair(record)

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from mnemo.errors import StoreUnavailable
-from mnemo.models.records import MemoryRecord
+from mnemo.models.records import Embedding, MemoryRecord
 
 #: how much of the database file a connection maps into memory (address space, not RAM)
 MMAP_BYTES = 1 << 30
@@ -126,8 +126,16 @@ INDEX_VERSION = 4
 
 
 def record_of(row: sqlite3.Row) -> MemoryRecord:
-    """A record from its stored JSON body (the source of truth; the other columns serve queries)."""
-    return MemoryRecord.model_validate_json(row["body"])
+    """A record from its stored JSON body (the source of truth; the other columns serve queries),
+    with its vector when the row was read with ``vec`` and ``vec_model`` (:data:`VECTOR_COLUMNS`)."""
+    record = MemoryRecord.model_validate_json(row["body"])
+    if "vec" in row.keys() and row["vec"] is not None:  # noqa: SIM118 - sqlite3.Row has no __contains__ for names
+        return record.model_copy(update={"embedding": Embedding.from_bytes(row["vec_model"], row["vec"])})
+    return record
+
+
+#: what a query selects (table alias ``m``) for :func:`record_of` to return a record with its vector
+VECTOR_COLUMNS = "m.body, m.vec, m.vec_model"
 
 
 def now_ms() -> int:

@@ -53,8 +53,9 @@ from mnemo import text
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import INDEX_VERSION, Database, outage, record_of
 from mnemo.backends.sqlite.filters import filter_sql
+from mnemo.backends.sqlite.vectors import VectorSearch
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery
+from mnemo.ports import IndexHit, IndexQuery, VectorQuery
 
 #: BM25 parameters, the field weights (content, tags, path), the length pivot and the fixed-point scale
 K1, B = 1.2, 0.75
@@ -623,6 +624,7 @@ class SqliteSearchIndex:
         drive_after: int = DRIVE_AFTER,
     ) -> None:
         self.db = db
+        self.vectors = VectorSearch(db)
         self.min_size = min_size
         self.max_size = max_size
         self.max_total = max_total
@@ -702,6 +704,9 @@ class SqliteSearchIndex:
         return row is None or row[0] != text.ANALYSIS
 
     # -- search ---------------------------------------------------------------------------------
+
+    def similar(self, query: VectorQuery) -> list[IndexHit]:
+        return self.vectors.similar(query)
 
     def search(self, query: IndexQuery) -> list[IndexHit]:
         if not query.terms:

@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS memories (
     needs_repair INTEGER NOT NULL DEFAULT 0,
     body         TEXT NOT NULL,
     dedup        TEXT,                          -- mnemo.text.fingerprint when the record holds its claim
+    vec          BLOB,                          -- the content's vector: float32 little-endian (NULL: none yet)
+    vec_model    TEXT,                          -- the embedder model that made it
+    vec_stamp    INTEGER,                       -- vector_stamps.stamp when it was written
     UNIQUE (project_id, id)
 );
 -- (memories_dedup, the unique index of claims, is made by SqliteMemoryStore.migrate: a database
@@ -40,6 +43,13 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at DESC);
 CREATE INDEX IF NOT EXISTS memories_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_repair ON memories (needs_repair) WHERE needs_repair = 1;
+-- Per project, a counter every vector write raises (stamp) and one every vector removal raises
+-- (removed): the vector search's cache (index.py) reloads what changed since it last looked.
+CREATE TABLE IF NOT EXISTS vector_stamps (
+    project_id TEXT PRIMARY KEY,
+    stamp      INTEGER NOT NULL,
+    removed    INTEGER NOT NULL
+) WITHOUT ROWID;
 -- The full-text index (index.py): a project's dictionary of keys (stems, CJK terms, and '=' + an
 -- English word that differs from its stem), each key's postings ordered by impact (best first),
 -- the index's own document table, and documents per project.

@@ -22,7 +22,7 @@ from typing import Any
 
 from mnemo import text
 from mnemo.backends.errors import translate_errors
-from mnemo.backends.sqlite.db import Database, outage, record_of
+from mnemo.backends.sqlite.db import VECTOR_COLUMNS, Database, outage, record_of
 from mnemo.backends.sqlite.filters import filter_sql
 from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.models.common import format_ts, utc_now
@@ -45,8 +45,9 @@ class SqliteMemoryStore:
             try:
                 conn.execute(
                     "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, tags,"
-                    " expires_at, updated_at, version, body, dedup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (*_row_values(record), claim),
+                    " expires_at, updated_at, version, body, dedup, vec, vec_model, vec_stamp)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (*_row_values(record), claim, *_vector_values(conn, record, removed=False)),
                 )
             except sqlite3.IntegrityError:
                 raise VersionConflict(record.id) from None
@@ -75,7 +76,7 @@ class SqliteMemoryStore:
         row = (
             self.db.conn()
             .execute(
-                "SELECT body FROM memories WHERE id = ? AND workspace_id = ? AND project_id = ?",
+                f"SELECT {VECTOR_COLUMNS} FROM memories m WHERE id = ? AND workspace_id = ? AND project_id = ?",
                 (memory_id, scope.workspace_id, scope.project_id),
             )
             .fetchone()
@@ -85,7 +86,8 @@ class SqliteMemoryStore:
     def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
         with self.db.write() as conn:
             held = conn.execute(
-                "SELECT dedup, body FROM memories WHERE id = ? AND project_id = ?", (record.id, record.project_id)
+                "SELECT dedup, body, vec_model FROM memories WHERE id = ? AND project_id = ?",
+                (record.id, record.project_id),
             ).fetchone()
             claim: str | None = held["dedup"] if held is not None else None
             before = previous or (record_of(held) if held is not None else None)
@@ -93,20 +95,47 @@ class SqliteMemoryStore:
                 # the fingerprint changes: its old claim goes, and it takes the new one if free
                 claim = self._free_claim(conn, record, dedupe=False)
             values = _row_values(record)
+            # a vector that goes, or changes model, is a removal for the vector search's cache
+            removed = (
+                held is not None
+                and held["vec_model"] is not None
+                and (record.embedding is None or record.embedding.model != held["vec_model"])
+            )
             cur = conn.execute(
                 "UPDATE memories SET id=?, workspace_id=?, project_id=?, kind_fold=?, path_fold=?, team_id=?,"
-                " tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0, dedup=?"
+                " tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0, dedup=?,"
+                " vec=?, vec_model=?, vec_stamp=?"
                 " WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
-                (*values, claim, record.id, record.workspace_id, record.project_id, expected_version),
-            )
+                (*values, claim, *_vector_values(conn, record, removed=removed),
+                 record.id, record.workspace_id, record.project_id, expected_version),
+            )  # fmt: skip
             if cur.rowcount != 1:
                 raise VersionConflict(record.id)
             self.index.upsert(record)
+
+    def set_embedding(self, record: MemoryRecord) -> bool:
+        with self.db.write() as conn:
+            held = conn.execute(
+                "SELECT vec_model FROM memories WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
+                (record.id, record.workspace_id, record.project_id, record.version),
+            ).fetchone()
+            if held is None:
+                return False
+            removed = held["vec_model"] is not None and (
+                record.embedding is None or record.embedding.model != held["vec_model"]
+            )
+            conn.execute(
+                "UPDATE memories SET vec=?, vec_model=?, vec_stamp=? WHERE id = ? AND project_id = ?",
+                (*_vector_values(conn, record, removed=removed), record.id, record.project_id),
+            )
+            return True
 
     def delete(
         self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
     ) -> None:
         with self.db.write() as conn:  # the claim goes with the row
+            if record is None or record.embedding is not None:
+                _bump_vectors(conn, scope.project_id, removed=True)
             row = conn.execute(
                 "DELETE FROM memories WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?"
                 " RETURNING body",
@@ -121,7 +150,7 @@ class SqliteMemoryStore:
         rows = (
             self.db.conn()
             .execute(
-                f"SELECT m.body FROM memories m WHERE m.workspace_id = ? AND m.project_id = ? AND {where}"
+                f"SELECT {VECTOR_COLUMNS} FROM memories m WHERE m.workspace_id = ? AND m.project_id = ? AND {where}"
                 " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
                 (scope.workspace_id, scope.project_id, *params, limit),
             )
@@ -133,7 +162,7 @@ class SqliteMemoryStore:
         rows = (
             self.db.conn()
             .execute(
-                "SELECT body, id FROM memories WHERE workspace_id = ? AND project_id = ? AND id > ?"
+                f"SELECT {VECTOR_COLUMNS}, m.id FROM memories m WHERE workspace_id = ? AND project_id = ? AND id > ?"
                 " ORDER BY id LIMIT ?",
                 (scope.workspace_id, scope.project_id, cursor or "", limit + 1),
             )
@@ -148,6 +177,10 @@ class SqliteMemoryStore:
         claims (the oldest live record of each fingerprint), and the unique index."""
         conn = self.db.conn()
         columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+        if "vec" not in columns:  # written before vectors: none yet, cleanup embeds them
+            with self.db.write() as conn:
+                for column in ("vec BLOB", "vec_model TEXT", "vec_stamp INTEGER"):
+                    conn.execute(f"ALTER TABLE memories ADD COLUMN {column}")
         if "dedup" not in columns:
             with self.db.write() as conn:
                 conn.execute("ALTER TABLE memories ADD COLUMN dedup TEXT")
@@ -176,6 +209,28 @@ class SqliteMemoryStore:
 
 def _fingerprint(record: MemoryRecord) -> str:
     return text.fingerprint(record.content, record.kind, record.path, record.team_id)
+
+
+def _bump_vectors(conn: sqlite3.Connection, project_id: str, *, removed: bool) -> int:
+    """Raise the project's vector stamp (and its removal count); the new stamp."""
+    row = conn.execute(
+        "INSERT INTO vector_stamps (project_id, stamp, removed) VALUES (?, 1, ?)"
+        " ON CONFLICT (project_id) DO UPDATE SET stamp = stamp + 1, removed = removed + excluded.removed"
+        " RETURNING stamp",
+        (project_id, int(removed)),
+    ).fetchone()
+    return int(row[0])
+
+
+def _vector_values(conn: sqlite3.Connection, record: MemoryRecord, *, removed: bool) -> tuple[Any, ...]:
+    """``vec``, ``vec_model``, ``vec_stamp`` for the record's row (the stamp raised when it has a
+    vector or loses one)."""
+    embedding = record.embedding
+    if embedding is None:
+        if removed:
+            _bump_vectors(conn, record.project_id, removed=True)
+        return (None, None, None)
+    return (embedding.to_bytes(), embedding.model, _bump_vectors(conn, record.project_id, removed=removed))
 
 
 def _row_values(record: MemoryRecord) -> tuple[Any, ...]:

@@ -73,14 +73,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> int:
     """The scheduled cleanup job, run here on either backend; prints each run's summary (JSON)."""
-    ports = service(args).ports  # first: it sets the environment Powertools reads on import
+    svc = service(args)  # first: it sets the environment Powertools reads on import
+    ports = svc.ports
     from mnemo import runtime
     from mnemo.service.cleanup import CleanupOptions, run_cleanup
 
     options = CleanupOptions.from_settings(runtime.settings(), max_items=args.max_items)
     try:
         while True:
-            summary = run_cleanup(ports, options)
+            summary = run_cleanup(ports, options, embedder=svc.embedder)
             print(json.dumps(summary.as_dict()), flush=True)
             if not (args.until_done and summary.more) or summary.index_unavailable:
                 return EXIT_ERROR if summary.index_unavailable else EXIT_OK

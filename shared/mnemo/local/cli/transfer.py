@@ -54,7 +54,12 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
                 yield _parse_line(line.decode("utf-8"), number)
 
         report = transfer.import_records(
-            svc.ports, project, records, force_workspace=args.force_workspace, on_existing=args.on_existing
+            svc.ports,
+            project,
+            records,
+            force_workspace=args.force_workspace,
+            on_existing=args.on_existing,
+            embedder=svc.embedder,
         )
     payload = {
         "project": {"id": project.id, "slug": project.slug},

@@ -14,21 +14,36 @@ from mnemo.service.retrieval.matching import Match
 
 
 def result_items(
-    matches: Sequence[Match], terms: Sequence[text.QueryTerm], *, explain: bool, prefer_working: bool
+    matches: Sequence[Match],
+    terms: Sequence[text.QueryTerm],
+    *,
+    explain: bool,
+    prefer_working: bool,
+    mode: str = "lexical",
 ) -> list[RetrievalItem]:
+    # hybrid fell back to words alone (no embedder, or it failed): explained as lexical
+    fused = mode == "hybrid" and any(m.similarity is not None for m in matches)
     items = []
     for index, match in enumerate(matches):
         record = match.record
         explanation = None
         if explain:
             previous = matches[index - 1] if index else None
+            if mode == "semantic":
+                why = _semantic_reason(index + 1, match, previous, len(terms), prefer_working=prefer_working)
+            elif fused:
+                why = _hybrid_reason(index + 1, match, previous, len(terms), prefer_working=prefer_working)
+            else:
+                why = reason(index + 1, match, previous, len(terms), prefer_working=prefer_working)
             explanation = Explanation(
                 matched_terms=match.matched,
                 unmatched_terms=[t.text for t in terms if t.text not in match.matched],
                 fields=MatchedFields(**match.fields),
                 via_stem=match.via_stem,
+                matched_by=match.matched_by,  # type: ignore[arg-type]
+                similarity=None if match.similarity is None else round(match.similarity, 4),
                 rank=index + 1,
-                reason=reason(index + 1, match, previous, len(terms), prefer_working=prefer_working),
+                reason=why,
             )
         items.append(
             RetrievalItem(
@@ -101,3 +116,45 @@ def reason(rank: int, match: Match, previous: Match | None, term_count: int, *, 
     else:
         parts.append(f"tied with {above}")
     return "; ".join(parts)
+
+
+def _found(match: Match, term_count: int) -> str:
+    similarity = f"similarity {match.similarity:.2f}" if match.similarity is not None else ""
+    if match.matched_by == "meaning":
+        words = f"; {_coverage(match, term_count)}" if term_count and match.matched else ""
+        return f"found by meaning only ({similarity}{words})"
+    if match.matched_by == "both":
+        return f"found by words and meaning ({_coverage(match, term_count)}; {similarity})"
+    return f"found by words only ({_coverage(match, term_count)})"
+
+
+def _above(rank: int, match: Match, previous: Match | None, *, prefer_working: bool, what: str) -> str:
+    """How ``match`` compares with the result above it (``what`` names the score)."""
+    if previous is None:
+        if prefer_working and match.working:
+            return "working memory, ranked before the rest (prefer_working)"
+        return "the best match"
+    above = f"rank {rank - 1}"
+    if prefer_working and match.working:
+        return "working memory, ranked before the rest (prefer_working)"
+    if prefer_working and previous.working:
+        return f"not a working memory, so after {above} (prefer_working)"
+    if match.score < previous.score:
+        return f"lower {what} than {above} ({match.score:.3g} vs {previous.score:.3g})"
+    if match.record.updated_at < previous.record.updated_at:
+        return f"same {what} as {above}, updated earlier"
+    return f"tied with {above}"
+
+
+def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
+    """recall's hybrid order: by the fused reciprocal-rank score of the word and meaning rankings."""
+    what = "fused score (words and meaning)"
+    return f"rank {rank}: {_found(match, term_count)}; " + _above(
+        rank, match, previous, prefer_working=prefer_working, what=what
+    )
+
+
+def _semantic_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
+    return f"rank {rank}: {_found(match, term_count)}; " + _above(
+        rank, match, previous, prefer_working=prefer_working, what="similarity"
+    )

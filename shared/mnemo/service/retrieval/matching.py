@@ -31,6 +31,16 @@ class Match:
     fields: dict[str, list[str]] = field(default_factory=dict)
     #: query term → the memory's words it matched only through its stem (not as written)
     via_stem: dict[str, list[str]] = field(default_factory=dict)
+    #: the cosine of the query's and the memory's vectors, when the vector search found it
+    similarity: float | None = None
+    #: whether the word search found it (False: by meaning only)
+    by_words: bool = True
+
+    @property
+    def matched_by(self) -> str:
+        if self.similarity is None:
+            return "words"
+        return "both" if self.by_words else "meaning"
 
     @property
     def working(self) -> bool:

@@ -2,13 +2,20 @@
 
 An empty query (nothing but spaces) asks what changed: the most recently updated memories that
 pass the filters and the ``updated_after`` / ``updated_before`` window, newest first, from the
-record store's recent listing (no index query)."""
+record store's recent listing (no index query).
+
+recall and recall_context take a ``mode``: ``lexical`` ranks the word search's candidates (terms
+matched, then score, then recency); ``semantic`` ranks the vector search's (cosine, at least
+MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filters, and fuses the two
+rankings by reciprocal rank (a memory at rank r of a list gains 1 / (RRF_K + r)). Without an
+embedder (``MNEMO_EMBEDDER=none``), or when it fails at query time, ``hybrid`` is ``lexical``."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from mnemo import text
+from mnemo.errors import EmbedderUnavailable, InvalidRequest
 from mnemo.models.tools import (
     NoMatch,
     RecallArgs,
@@ -18,7 +25,8 @@ from mnemo.models.tools import (
     RetrievalResult,
     SearchMemoryArgs,
 )
-from mnemo.ports import IndexQuery, MemoryFilter
+from mnemo.observability import logger
+from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, VectorQuery
 from mnemo.service.context import CallContext
 from mnemo.service.retrieval.diagnosis import diagnose, no_match_result, no_terms, nothing_listed
 from mnemo.service.retrieval.explain import result_items
@@ -30,6 +38,13 @@ POOL_FACTOR = 4
 
 
 POOL_CAP = 200
+
+#: reciprocal-rank fusion's constant (Cormack, Clarke and Büttcher, 2009)
+RRF_K = 60
+
+#: the least cosine at which a memory counts as found by meaning (docs/retrieval.md: unrelated
+#: words reach about 0.2-0.4 with the static model, a memory's own words 0.4-0.75)
+MIN_SIMILARITY = 0.35
 
 
 def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -> MemoryFilter:
@@ -95,24 +110,87 @@ def recall(ctx: CallContext, args: RecallArgs) -> RetrievalResult:
     return RetrievalResult(
         project=ctx.project_ref,
         matched=True,
-        results=result_items(ranked[: args.limit], terms, explain=args.explain, prefer_working=args.prefer_working),
+        results=result_items(
+            ranked[: args.limit], terms, explain=args.explain, prefer_working=args.prefer_working, mode=args.mode
+        ),
     )
 
 
 def _recall_ranked(
-    ctx: CallContext, args: RetrievalArgs, *, pool: int
+    ctx: CallContext, args: RecallArgs | RecallContextArgs, *, pool: int
 ) -> tuple[list[text.QueryTerm], list[Match], NoMatch | None]:
     flt = _filter(ctx, args)
+    mode = args.mode
+    if mode != "lexical" and ctx.embedder is None:
+        if mode == "semantic":
+            raise InvalidRequest(
+                "mode 'semantic' needs an embedder and this deployment has none (MNEMO_EMBEDDER=none)",
+                details=[{"loc": ["mode"], "type": "value_error"}],
+            )
+        mode = "lexical"
     terms = text.query_terms(args.query, latin_prefix=True)
+    full = isinstance(args, RecallArgs) and args.explain
+    lexical: list[Match] = []
+    if mode != "semantic" and terms:
+        query = IndexQuery(ctx.scope, terms, "any", flt, pool, prefer_working=args.prefer_working)
+        lexical = [analyse(hit, terms, full=full) for hit in ctx.ports.index.search(query)]
+        lexical.sort(key=lambda m: rank_key(m, prefer_working=args.prefer_working), reverse=True)
+    similar = _similar(ctx, args, flt, pool, strict=mode == "semantic") if mode != "lexical" else []
+    if mode == "semantic":
+        ranked = [_meaning(hit, terms, full=full) for hit in similar]
+        ranked.sort(key=lambda m: (args.prefer_working and m.working, m.score), reverse=True)
+        if not ranked:
+            return terms, [], NoMatch(cause="nothing_similar", reason="no memory's meaning is near the query's")
+        return terms, ranked, None
+    ranked = _fuse(lexical, similar, terms, full=full, prefer_working=args.prefer_working) if similar else lexical
+    if ranked:
+        return terms, ranked, None
     if not terms:
         return terms, [], no_terms()
-    query = IndexQuery(ctx.scope, terms, "any", flt, pool, prefer_working=args.prefer_working)
-    full = isinstance(args, RecallArgs) and args.explain
-    matches = [analyse(hit, terms, full=full) for hit in ctx.ports.index.search(query)]
-    if not matches:
-        return terms, [], diagnose(ctx, terms, args, strict=False, team_id=None)
-    matches.sort(key=lambda m: rank_key(m, prefer_working=args.prefer_working), reverse=True)
-    return terms, matches, None
+    return terms, [], diagnose(ctx, terms, args, strict=False, team_id=None)
+
+
+def _similar(ctx: CallContext, args: RetrievalArgs, flt: MemoryFilter, pool: int, *, strict: bool) -> list[IndexHit]:
+    """The vector search's candidates; [] when the embedder fails and words can answer."""
+    embedder = ctx.embedder
+    assert embedder is not None
+    try:
+        (vector,) = embedder.embed([args.query])
+    except Exception as exc:
+        if strict:
+            raise EmbedderUnavailable("the embedder cannot embed the query now; retry, or use mode 'lexical'") from exc
+        logger.warning("embedder failed on a query; answering by words only")
+        return []
+    query = VectorQuery(ctx.scope, vector, embedder.model, flt, pool, MIN_SIMILARITY)
+    return ctx.ports.index.similar(query)
+
+
+def _meaning(hit: IndexHit, terms: list[text.QueryTerm], *, full: bool) -> Match:
+    """A vector search hit as a match found by meaning (with the query terms it holds, if any)."""
+    found = analyse(IndexHit(hit.record, hit.score), terms, full=full) if terms else Match(hit.record, hit.score, [])
+    return replace(found, similarity=hit.score, by_words=False)
+
+
+def _fuse(
+    lexical: list[Match], similar: list[IndexHit], terms: list[text.QueryTerm], *, full: bool, prefer_working: bool
+) -> list[Match]:
+    """Reciprocal-rank fusion of the word ranking and the meaning ranking."""
+    fused: dict[str, float] = {}
+    matches: dict[str, Match] = {}
+    for rank, match in enumerate(lexical, 1):
+        fused[match.record.id] = 1 / (RRF_K + rank)
+        matches[match.record.id] = match
+    for rank, hit in enumerate(similar, 1):
+        memory = hit.record.id
+        fused[memory] = fused.get(memory, 0.0) + 1 / (RRF_K + rank)
+        known = matches.get(memory)
+        matches[memory] = replace(known, similarity=hit.score) if known else _meaning(hit, terms, full=full)
+    ranked = [replace(match, score=fused[memory]) for memory, match in matches.items()]
+    ranked.sort(
+        key=lambda m: (prefer_working and m.working, m.score, m.record.updated_at, m.record.id),
+        reverse=True,
+    )
+    return ranked
 
 
 def recall_context(ctx: CallContext, args: RecallContextArgs) -> RecallContextResult:

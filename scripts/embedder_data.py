@@ -1,0 +1,96 @@
+"""Fetch the default embedder's data files into the mnemo package (``make install`` runs this).
+
+The default embedder (``mnemo.embedding.static``) is WordLlama's ``l2_supercat`` model: a table of
+32,000 token embeddings (256 dimensions) for the Llama-2 tokenizer, averaged over a text's tokens.
+The PyPI wheel ``wordllama==0.4.0.post1`` (MIT) ships both files; nothing else of the package is
+used. This script downloads that wheel with pip (the ordinary client, through pip's cache), checks
+its SHA-256, and writes into ``shared/mnemo/embedding/data/``:
+
+* ``tokenizer.json``: the tokenizer, verbatim from the wheel;
+* ``l2_supercat_256.i8``: the table quantised to int8 with one float32 scale per row (8.2 MB
+  instead of 16.4 MB of fp16, so the Lambda layer stays within its budget). Every value is within
+  half a quantisation step of the fp16 original; the script checks that as it writes.
+
+Nothing is fetched at run time. Running it again with the files in place does nothing.
+
+usage: python scripts/embedder_data.py [--force]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import zipfile
+from array import array
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "shared" / "mnemo" / "embedding" / "data"
+WHEEL = "wordllama-0.4.0.post1-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"
+WHEEL_SHA256 = "42c2c88907ace0b0681ac6f9092d6a300a6409a5d2d61071a3fb5e7159370c97"
+WEIGHTS = "wordllama/weights/l2_supercat_256.safetensors"
+TOKENIZER = "wordllama/tokenizers/l2_supercat_tokenizer_config.json"
+MAGIC = b"MNEMOI8\x00"
+
+
+def download(tmp: Path) -> Path:
+    subprocess.run(  # noqa: S603 - our interpreter's pip, fixed arguments
+        [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+         "--only-binary=:all:", "--platform", "manylinux2014_x86_64", "--python-version", "3.11",
+         "--implementation", "cp", "wordllama==0.4.0.post1", "-d", str(tmp)],
+        check=True,
+    )  # fmt: skip
+    wheel = tmp / WHEEL
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != WHEEL_SHA256:
+        sys.exit(f"{WHEEL}: sha256 {digest}, expected {WHEEL_SHA256}")
+    return wheel
+
+
+def quantise(safetensors: bytes) -> bytes:
+    """fp16 rows → the ``.i8`` file: MAGIC, rows and dim (u32), rows float32 scales, rows x dim int8."""
+    (hlen,) = struct.unpack_from("<Q", safetensors, 0)
+    header = json.loads(safetensors[8 : 8 + hlen])
+    (meta,) = [v for k, v in header.items() if k != "__metadata__"]
+    if meta["dtype"] != "F16":
+        sys.exit(f"unexpected dtype {meta['dtype']}")
+    rows, dim = meta["shape"]
+    start = 8 + hlen + meta["data_offsets"][0]
+    row = struct.Struct(f"<{dim}e")
+    scales = array("f")
+    values = array("b")
+    for i in range(rows):
+        vec = row.unpack_from(safetensors, start + i * row.size)
+        peak = max(abs(x) for x in vec)
+        scale = peak / 127 if peak else 1.0
+        q = [round(x / scale) for x in vec]
+        if any(abs(a * scale - x) > scale / 2 + 1e-6 for a, x in zip(q, vec, strict=True)):
+            sys.exit(f"row {i}: quantisation error above half a step")
+        scales.append(scale)
+        values.extend(q)
+    return MAGIC + struct.pack("<II", rows, dim) + scales.tobytes() + values.tobytes()
+
+
+def main() -> None:
+    force = "--force" in sys.argv[1:]
+    weights, tokenizer = DATA / "l2_supercat_256.i8", DATA / "tokenizer.json"
+    if not force and weights.is_file() and tokenizer.is_file():
+        return
+    DATA.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mnemo-embedder-") as tmp, zipfile.ZipFile(download(Path(tmp))) as wheel:
+        table = quantise(wheel.read(WEIGHTS))
+        vocab = wheel.read(TOKENIZER)
+    for path, content in ((tokenizer, vocab), (weights, table)):
+        part = path.with_suffix(".part")
+        part.write_bytes(content)
+        os.replace(part, path)
+    print(f"embedder data: {weights.stat().st_size / 2**20:.1f} + {tokenizer.stat().st_size / 2**20:.1f} MiB in {DATA}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The service's use of the ``Embedder`` port: a memory's vector, made before its store write (so
+the record carries it to every backend, and the AWS stream indexer never calls an embedder), and
+a query's vector. An embedder that fails never fails a write: the record is stored without its
+vector and marked for repair (cleanup embeds it)."""
+
+from __future__ import annotations
+
+from mnemo.models.records import Embedding, MemoryRecord
+from mnemo.observability import logger
+from mnemo.ports import Embedder
+
+
+def default_embedder() -> Embedder:
+    """The process's packaged static embedder (its model loads on first use)."""
+    from mnemo.embedding.static import shared_embedder
+
+    return shared_embedder()
+
+
+def embed_content(embedder: Embedder | None, content: str) -> Embedding | None:
+    """The content's vector, or None when there is no embedder or it failed (logged)."""
+    if embedder is None:
+        return None
+    try:
+        (vector,) = embedder.embed([content])
+        return Embedding.of(embedder.model, vector)
+    except Exception:  # noqa: BLE001 - any failure of a pluggable embedder leaves the write standing
+        logger.warning("embedder failed; the memory is stored without its vector and marked for repair")
+        return None
+
+
+def needs_embedding(embedder: Embedder | None, record: MemoryRecord) -> bool:
+    """Whether the record lacks a vector of the current embedder (none yet, or another model's)."""
+    return embedder is not None and (record.embedding is None or record.embedding.model != embedder.model)
+
+
+def with_embedding(embedder: Embedder | None, record: MemoryRecord) -> MemoryRecord:
+    """The record with a vector of the current embedder (as it was when it has one or none can be
+    made; then ``needs_embedding`` stays true)."""
+    if not needs_embedding(embedder, record):
+        return record
+    embedding = embed_content(embedder, record.content)
+    return record if embedding is None else record.model_copy(update={"embedding": embedding})
