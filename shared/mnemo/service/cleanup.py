@@ -5,8 +5,7 @@ run stopped (its cursor is persisted through ``Maintenance.save_checkpoint`` aft
 
 1. ``repair`` — records marked for repair (their index write or their embedding failed): embed
    the current version if it lacks its vector, re-index it, or remove the index entry of a record
-   that is gone; then clear the mark (kept while the embedder still fails). Handled
-   marks disappear, so this walk starts at the first mark every run.
+   that is gone; then clear the mark (kept while the embedder still fails).
 2. ``expire`` — records past ``expires_at`` (already invisible to every read): delete them from
    the store (version-checked); the index follows the store's delete, as for any write.
 3. ``store`` — every record against the index: re-index records the index lacks, holds at an

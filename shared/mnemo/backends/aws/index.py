@@ -51,15 +51,31 @@ from mnemo.errors import IndexUnavailable
 from mnemo.like import ANY_ONE, ANY_RUN, is_match_all, like_tokens
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexEntry, IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope
+from mnemo.ports import IndexEntry, IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope, VectorQuery
 
 #: field weights, as the SQLite backend's
 FIELD_BOOSTS = {"content": 1.0, "tags": 0.6, "path": 0.4}
 #: the name of the index a deployment creates (the IAM policies grant creating this one only); its
 #: mapping's layout is ``LAYOUT``, and an index of an older layout is upgraded in place
 INDEX_VERSION = "v1"
-#: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them
-LAYOUT = 2
+#: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them; 3 adds
+#: the vectors (``embedding_model`` and ``embedding_<dim>``)
+LAYOUT = 3
+#: the dimension of the default embedder (mnemo.embedding.static), mapped up front; another
+#: embedder's dimension gets its own field on first write (``OpenSearchIndex.vector_field``)
+DEFAULT_DIM = 256
+
+
+def vector_mapping(dim: int) -> dict[str, Any]:
+    """A ``knn_vector`` without an ANN method: scored exactly, by cosine, over the candidates the
+    filters leave (docs/aws.md, "Vectors"). No ``index.knn`` and no method means no native engine
+    is ever loaded (faiss, the k-NN plugin's default, is not on every node)."""
+    return {"type": "knn_vector", "dimension": dim}
+
+
+def vector_field(dim: int) -> str:
+    return f"embedding_{dim}"
+
 
 _TERMS = {"type": "text", "analyzer": "whitespace", "norms": True}
 MAPPINGS: dict[str, Any] = {
@@ -87,6 +103,8 @@ MAPPINGS: dict[str, Any] = {
         # when a tombstone was written: the cleanup job purges it after its retention
         "deleted_at": {"type": "date", "format": "strict_date_optional_time"},
         "record": {"type": "object", "enabled": False},
+        "embedding_model": {"type": "keyword"},
+        vector_field(DEFAULT_DIM): vector_mapping(DEFAULT_DIM),
     },
 }
 
@@ -116,6 +134,9 @@ def document(record: MemoryRecord) -> dict[str, Any]:
         doc["team_id"] = record.team_id
     if record.expires_at is not None:
         doc["expires_at"] = format_ts(record.expires_at)
+    if record.embedding is not None:
+        doc["embedding_model"] = record.embedding.model
+        doc[vector_field(record.embedding.dim)] = list(record.embedding.vector)
     return doc
 
 
@@ -151,7 +172,7 @@ def like_to_wildcard(pattern: str) -> str:
     return "".join(out)
 
 
-def filter_clauses(query: IndexQuery) -> list[dict[str, Any]]:
+def filter_clauses(query: IndexQuery | VectorQuery) -> list[dict[str, Any]]:
     flt: MemoryFilter = query.filter
     clauses: list[dict[str, Any]] = [
         {"term": {"workspace_id": query.scope.workspace_id}},
@@ -255,6 +276,34 @@ class RecentChanges(Protocol):
 MAX_RECENT_CHANGES = 1000
 
 
+def similar_body(query: VectorQuery) -> dict[str, Any]:
+    """The vector search: the filtered candidates of the model, scored by cosine (the k-NN
+    plugin's painless ``cosineSimilarity``; + 1 because a score may not be negative)."""
+    field = vector_field(len(query.vector))
+    candidates = {
+        "bool": {
+            "filter": [
+                *filter_clauses(query),
+                {"term": {"embedding_model": query.model}},
+                {"exists": {"field": field}},
+            ],
+            "must_not": [{"term": {"deleted": True}}],
+        }
+    }
+    script = {
+        "source": "cosineSimilarity(params.query_value, doc[params.field]) + 1.0",
+        "params": {"field": field, "query_value": [float(x) for x in query.vector]},
+    }
+    return {
+        "size": query.limit,
+        "min_score": 1.0 + query.min_score,
+        "query": {"script_score": {"query": candidates, "script": script}},
+        "sort": ["_score", {"updated_at": "desc"}, {"id": "desc"}],
+        "track_scores": True,
+        "_source": ["record"],
+    }
+
+
 _ENTRY_FIELDS = ["id", "workspace_id", "project_id", "deleted", "deleted_at", "updated_at", "analysis"]
 
 
@@ -324,6 +373,8 @@ class OpenSearchIndex:
         self._changes = changes if window_s > 0 else None
         self._window = timedelta(seconds=window_s)
         self._first_page = first_page
+        #: vector fields known to be in the mapping
+        self._vector_fields = {vector_field(DEFAULT_DIM)}
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -377,7 +428,24 @@ class OpenSearchIndex:
     # -- the port -----------------------------------------------------------------------------
 
     def upsert(self, record: MemoryRecord) -> None:
+        if record.embedding is not None:
+            self._ensure_vector_field(record.embedding.dim)
         self._write(record, document(record), record.version)
+
+    def _ensure_vector_field(self, dim: int) -> None:
+        """Map ``embedding_<dim>`` before the first document of an embedder of that dimension
+        (an additive mapping change, idempotent)."""
+        field = vector_field(dim)
+        if field in self._vector_fields:
+            return
+        try:
+            self.ensure()
+            self.client.indices.put_mapping(index=self.alias, body={"properties": {field: vector_mapping(dim)}})
+        except TransportError as exc:
+            if index_outage(exc):
+                raise IndexUnavailable(cause=f"OpenSearch mapping failed: {index_cause(exc)}") from exc
+            raise
+        self._vector_fields.add(field)
 
     def remove(self, record: MemoryRecord) -> None:
         self._write(record, tombstone(record), record.version + 1)
@@ -456,6 +524,22 @@ class OpenSearchIndex:
         listed = aggregation["docs"]["hits"]["hits"]
         versions = {doc["_id"].partition(".")[2]: int(doc["_version"]) for doc in listed}
         return fresh.IndexPage(hits, query.limit, versions, int(aggregation["doc_count"]) <= len(listed))
+
+    def similar(self, query: VectorQuery) -> list[IndexHit]:
+        if query.limit <= 0:
+            return []
+        try:  # (a dimension never written has no field: the ``exists`` filter then matches nothing)
+            out = self.client.search(index=self.alias, body=similar_body(query), routing=query.scope.project_id)
+        except NotFoundError:
+            return []  # no index yet: nothing was ever written
+        except TransportError as exc:
+            if index_outage(exc):
+                raise IndexUnavailable(cause=f"OpenSearch search failed: {index_cause(exc)}") from exc
+            raise
+        return [
+            IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 1.0) - 1.0)
+            for hit in out["hits"]["hits"]
+        ]
 
     # -- for the cleanup job ------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ for DynamoDB's TTL and ``version`` for conditional writes.
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
-from mnemo.models.records import MemoryRecord
+from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.ports import MemoryFilter, Scope
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def ttl_seconds(expires_at: datetime | None) -> int | None:
 
 def memory_item(record: MemoryRecord) -> dict[str, Any]:
     updated = format_ts(record.updated_at)
-    return to_item(
+    item = to_item(
         {
             "pk": memory_pk(record.workspace_id, record.project_id),
             "sk": f"MEM#{record.id}",
@@ -116,6 +117,8 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
             "updated_at": updated,
         }
     )
+    item.update(embedding_attributes(record))
+    return item
 
 
 def is_marker(item: dict[str, Any]) -> bool:
@@ -160,16 +163,31 @@ def recent_change(item: dict[str, Any]) -> RecentChange:
     return RecentChange(record.id, record.version, record)
 
 
-_RECORD_FIELDS = tuple(MemoryRecord.model_fields)
+def embedding_attributes(record: MemoryRecord) -> dict[str, Any]:
+    """The vector in the item (float32 bytes, 1 KB at 256 dimensions) and its model, so the stream
+    indexer indexes it without an embedder."""
+    if record.embedding is None:
+        return {}
+    return {"embedding": {"B": record.embedding.to_bytes()}, "embedding_model": {"S": record.embedding.model}}
+
+
+_RECORD_FIELDS = tuple(name for name in MemoryRecord.model_fields if name != "embedding")
 
 
 def record_from_item(item: dict[str, Any]) -> MemoryRecord:
-    """A record from a table item or a stream image (DynamoDB JSON)."""
-    values = from_item(item)
+    """A record from a table item or a stream image (DynamoDB JSON; a stream image as Lambda
+    delivers it carries binary values in base64)."""
+    vector = (item.get("embedding") or {}).get("B")
+    values = from_item({k: v for k, v in item.items() if k != "embedding"})
     fields = {name: values.get(name) for name in _RECORD_FIELDS if name in values}
     fields["tags"] = list(values.get("tags") or [])
     fields["version"] = int(values["version"])
-    return MemoryRecord.model_validate(fields)
+    record = MemoryRecord.model_validate(fields)
+    model = values.get("embedding_model")
+    if vector is not None and model:
+        raw = base64.b64decode(vector) if isinstance(vector, str) else bytes(vector)
+        record = record.model_copy(update={"embedding": Embedding.from_bytes(str(model), raw)})
+    return record
 
 
 def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:

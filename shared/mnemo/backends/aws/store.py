@@ -40,6 +40,7 @@ from mnemo.backends.aws.items import (
     REPAIR_SHARDS,
     RecentChange,
     delete_marker_update,
+    embedding_attributes,
     filter_expression,
     from_item,
     is_marker,
@@ -365,6 +366,38 @@ class DynamoMemoryStore:
         cursor = items[-1]["sk"]["S"].removeprefix("MEM#") if more else None
         # delete markers hold a page place (the cursor passes them) but are no records
         return Page([record_from_item(item) for item in items if not is_marker(item)], cursor)
+
+    def set_embedding(self, record: MemoryRecord) -> bool:
+        """The record's vector into its item, if the item is still at ``record.version`` (the
+        stream then re-indexes it at that version, vector included)."""
+        scope = Scope(record.workspace_id, record.project_id)
+        attributes = embedding_attributes(record)
+        try:
+            if attributes:
+                self.client.update_item(
+                    TableName=self.table,
+                    Key=memory_key(scope, record.id),
+                    UpdateExpression="SET embedding = :e, embedding_model = :m",
+                    ConditionExpression="version = :v",
+                    ExpressionAttributeValues={
+                        ":e": attributes["embedding"],
+                        ":m": attributes["embedding_model"],
+                        ":v": {"N": str(record.version)},
+                    },
+                )
+            else:
+                self.client.update_item(
+                    TableName=self.table,
+                    Key=memory_key(scope, record.id),
+                    UpdateExpression="REMOVE embedding, embedding_model",
+                    ConditionExpression="version = :v",
+                    ExpressionAttributeValues={":v": {"N": str(record.version)}},
+                )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
 
     def mark_for_repair(self, record: MemoryRecord) -> None:
         """Flag the memory for the cleanup job (sparse GSI ``repair``): the stream indexer does when

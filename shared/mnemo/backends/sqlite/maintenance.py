@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from mnemo.backends.errors import translate_errors
-from mnemo.backends.sqlite.db import Database, now_ms, outage, record_of
+from mnemo.backends.sqlite.db import VECTOR_COLUMNS, Database, now_ms, outage, record_of
 from mnemo.backends.sqlite.index import drop_document
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
@@ -56,7 +56,7 @@ class SqliteMaintenance:
         rows = (
             self.db.conn()
             .execute(
-                "SELECT seq, expires_at, body FROM memories"
+                f"SELECT m.seq, m.expires_at, {VECTOR_COLUMNS} FROM memories m"
                 " WHERE expires_at IS NOT NULL AND expires_at <= ? AND (expires_at, seq) > (?, ?)"
                 " ORDER BY expires_at, seq LIMIT ?",
                 (format_ts(now), after_at, int(after_seq), limit),
@@ -70,7 +70,8 @@ class SqliteMaintenance:
         rows = (
             self.db.conn()
             .execute(
-                "SELECT seq, body FROM memories WHERE needs_repair = 1 AND seq > ? ORDER BY seq LIMIT ?",
+                f"SELECT m.seq, {VECTOR_COLUMNS} FROM memories m WHERE needs_repair = 1 AND seq > ?"
+                " ORDER BY seq LIMIT ?",
                 (_seq_cursor(cursor), limit),
             )
             .fetchall()
@@ -93,7 +94,7 @@ class SqliteMaintenance:
         rows = (
             self.db.conn()
             .execute(
-                f"SELECT m.seq, m.body, {_INDEX_COLUMNS} FROM memories m"
+                f"SELECT m.seq, {VECTOR_COLUMNS}, {_INDEX_COLUMNS} FROM memories m"
                 " LEFT JOIN index_docs x ON x.project_id = m.project_id AND x.id = m.id"
                 " WHERE m.seq > ? ORDER BY m.seq LIMIT ?",
                 (_seq_cursor(cursor), limit),
@@ -108,7 +109,7 @@ class SqliteMaintenance:
         rows = (
             self.db.conn()
             .execute(
-                f"SELECT {_INDEX_COLUMNS}, m.body FROM index_docs x"
+                f"SELECT {_INDEX_COLUMNS}, {VECTOR_COLUMNS} FROM index_docs x"
                 " LEFT JOIN memories m ON m.project_id = x.project_id AND m.id = x.id"
                 " WHERE (x.project_id, x.id) > (?, ?) ORDER BY x.project_id, x.id LIMIT ?",
                 (after_project, after_id, limit),
