@@ -59,6 +59,8 @@ _CONTENT_ATTRIBUTES = (
     "updated_at",
     "repair_pk",
     "repair_sk",
+    "embedding",
+    "embedding_model",
 )
 
 
