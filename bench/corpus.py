@@ -136,6 +136,7 @@ class CorpusParams:
             "shared/mnemo/text.py",
             "shared/mnemo/backends/sqlite/schema.sql",
             "shared/mnemo/models/records.py",
+            "shared/mnemo/embedding/static.py",
         ):
             h.update((ROOT / rel).read_bytes())
         h.update(_index_layout().encode())
@@ -384,13 +385,16 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
 
 def load(backend: object, workspace_id: str, project_id: str, docs: list[Doc]) -> None:
     """Bulk insert through the backend's own ports, in one unit of work (one transaction)."""
-    from mnemo.models.records import MemoryRecord
+    from mnemo.models.records import Embedding, MemoryRecord
+    from mnemo.service.vectors import default_embedder
     from ulid import ULID
 
     ports = backend  # a Ports bundle
     rng = random.Random(len(docs))
+    embedder = default_embedder()  # every memory gets its vector, as memory_add writes it
+    vectors = embedder.embed([doc.content for doc in docs])
     with ports.store.unit_of_work():  # type: ignore[attr-defined]
-        for doc in docs:
+        for doc, vector in zip(docs, vectors, strict=True):
             ulid_bytes = int(doc.created_at.timestamp() * 1000).to_bytes(6, "big") + rng.randbytes(10)
             record = MemoryRecord(
                 id=f"mem_{ULID.from_bytes(ulid_bytes)}",
@@ -406,6 +410,7 @@ def load(backend: object, workspace_id: str, project_id: str, docs: list[Doc]) -
                 version=1,
                 created_at=doc.created_at,
                 updated_at=doc.created_at,
+                embedding=Embedding.of(embedder.model, vector),
             )
             ports.store.create(record)  # type: ignore[attr-defined]
             ports.index.upsert(record)  # type: ignore[attr-defined]

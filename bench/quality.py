@@ -35,14 +35,24 @@ from typing import Any
 
 from bench import quality_set
 
-TOOLS = ("memory_search", "search_memory", "recall", "recall_context")
+#: the tools, and recall's modes besides its default (``hybrid``): ``tool:mode``
+TOOLS = (
+    "memory_search",
+    "search_memory",
+    "recall",
+    "recall:lexical",
+    "recall:semantic",
+    "recall_context",
+    "recall_context:lexical",
+)
 STRICT = ("memory_search", "search_memory")
 K = 5
 
 
 def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """A workspace holding the set's memories; (the caller, memory id → the set's id)."""
-    from mnemo.models.records import MemoryRecord, RateLimits
+    from mnemo.models.records import Embedding, MemoryRecord, RateLimits
+    from mnemo.ports import Scope, VersionConflict
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
     from ulid import ULID
@@ -53,8 +63,10 @@ def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     key = tenancy.create_key(ports, workspace.id, label="quality", scopes=["memory:read", "memory:write"]).plain
     rng = random.Random(quality_set.SEED)
     names: dict[str, str] = {}
+    embedder = svc.embedder
+    vectors = embedder.embed([m["content"] for m in data["memories"]]) if embedder else [None] * len(data["memories"])
     with ports.store.unit_of_work():
-        for memory in data["memories"]:
+        for memory, vector in zip(data["memories"], vectors, strict=True):
             created = datetime.fromisoformat(memory["created_at"])
             ulid = ULID.from_bytes(int(created.timestamp() * 1000).to_bytes(6, "big") + rng.randbytes(10))
             record = MemoryRecord(
@@ -69,8 +81,14 @@ def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
                 version=1,
                 created_at=created,
                 updated_at=datetime.fromisoformat(memory["updated_at"]),
+                embedding=Embedding.of(embedder.model, vector) if embedder and vector else None,
             )
-            ports.store.create(record)
+            try:
+                ports.store.create(record)
+            except VersionConflict:
+                # moto under load: a retried create whose first attempt was stored after all
+                if ports.store.get(Scope(workspace.id, project.id), record.id) != record:
+                    raise
             ports.index.upsert(record)
             names[record.id] = memory["id"]
     return (svc, svc.authenticate(f"Bearer {key}")), names
@@ -78,6 +96,10 @@ def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
 
 def _arguments(tool: str, query: dict[str, Any]) -> dict[str, Any] | None:
     """The tool's arguments for a query (None: the tool cannot ask it)."""
+    tool, _, mode = tool.partition(":")
+    if mode:
+        plain = _arguments(tool, query)
+        return None if plain is None else {**plain, "mode": mode}
     window = {k: query[k] for k in ("updated_after", "updated_before") if k in query}
     if tool == "memory_search":
         if "path_filter" in query:
@@ -85,11 +107,12 @@ def _arguments(tool: str, query: dict[str, Any]) -> dict[str, Any] | None:
         kind = {"kind": query["memory_type"]} if "memory_type" in query else {}
         return {"q": query["query"], "limit": K, **kind, **window}
     filters = {k: query[k] for k in ("path_filter", "memory_type") if k in query}
-    size = {"max_items": K, "max_tokens": 50_000} if tool == "recall_context" else {"limit": K}
+    size = {"max_items": K, "max_tokens": 50_000} if tool.startswith("recall_context") else {"limit": K}
     return {"query": query["query"], **size, **filters, **window}
 
 
 def _ranked(tool: str, result: Any) -> list[str]:
+    tool = tool.partition(":")[0]
     if tool == "memory_search":
         return [m.id for m in result.memories]
     if tool == "recall_context":
@@ -145,7 +168,8 @@ def evaluate(svc: Any, caller: Any, names: dict[str, str], data: dict[str, Any])
             arguments = _arguments(tool, query)
             if arguments is None:
                 continue
-            found = [names[ref] for ref in _ranked(tool, svc.invoke(tool, caller, arguments).result)][:K]
+            name = tool.partition(":")[0]
+            found = [names[ref] for ref in _ranked(tool, svc.invoke(name, caller, arguments).result)][:K]
             hit = [i for i, ref in enumerate(found) if ref in wanted]
             rows[tool][query["class"]].append((len(hit) / len(wanted), 1 / (hit[0] + 1) if hit else 0.0))
             if tool in STRICT and query["query"].strip():

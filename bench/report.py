@@ -29,6 +29,13 @@ def targets(res: dict[str, Any]) -> list[list[Any]]:
                     [f"{tool} {pct} at {big}", f"≤ {target} ms", f"{wall} ms", f"{cpu} ms", _ok(wall <= target),
                      _ok(cpu <= target)]
                 )  # fmt: skip
+        tools = search["sizes"][big]["tools"]
+        for tool in ("recall", "recall_context"):
+            if tool in tools and f"{tool}:lexical" in tools:
+                got = round(tools[tool]["all"]["p50_ms"] / tools[f"{tool}:lexical"]["all"]["p50_ms"], 2)
+                cpu = round(tools[tool]["cpu"]["p50_ms"] / tools[f"{tool}:lexical"]["cpu"]["p50_ms"], 2)
+                rows.append([f"{tool} (hybrid) p50 ÷ lexical at {big}", f"≤ {r.TARGET_HYBRID_RATIO}", got, cpu,
+                             _ok(got <= r.TARGET_HYBRID_RATIO), _ok(cpu <= r.TARGET_HYBRID_RATIO)])  # fmt: skip
         for tool, t in search["sizes"][big]["tools"].items():
             wall = t["stopword"]["p50_ms"]
             target = r.TARGET_STOPWORD_P50_MS
@@ -42,6 +49,20 @@ def targets(res: dict[str, Any]) -> list[list[Any]]:
                 got = b["tools"]["recall"]["classes"][cls]["recall_at_5"]
                 rows.append([f"recall recall@5, {cls}, {backend}", f"≥ {r.TARGET_RECALL_AT_5}", got, "",
                              _ok(got >= r.TARGET_RECALL_AT_5), ""])  # fmt: skip
+            para = b["tools"]["recall"]["classes"].get("paraphrase")
+            if para:
+                got = para["recall_at_5"]
+                rows.append([f"recall recall@5, paraphrase, {backend}", f"≥ {r.TARGET_PARAPHRASE_AT_5}", got, "",
+                             _ok(got >= r.TARGET_PARAPHRASE_AT_5), ""])  # fmt: skip
+            lexical = b["tools"].get("recall:lexical")
+            if lexical:
+                lost = [
+                    cls
+                    for cls, c in b["tools"]["recall"]["classes"].items()
+                    if cls != "paraphrase" and c["recall_at_5"] < lexical["classes"][cls]["recall_at_5"]
+                ]
+                rows.append([f"recall (hybrid) loses nothing against lexical per class, {backend}", "none lower",
+                             ", ".join(lost) or "none", "", _ok(not lost), ""])  # fmt: skip
             got = b["tools"]["search_memory"]["strict_precision"]
             rows.append([f"search_memory strict precision, {backend}", "= 1.0", got, "", _ok(got == 1.0), ""])
     overhead = res.get("overhead")

@@ -20,8 +20,14 @@ from bench.stats import summary_ms
 QUERY_FIELDS = ("q", "query")
 
 
+#: recall's modes measured besides its default (hybrid), as ``tool:mode``: the cost of meaning is
+#: the default's figure against ``:lexical`` in the same run
+MODES = {"recall": ("lexical",), "recall_context": ("lexical",)}
+
+
 def retrieval_tools() -> list[tuple[str, str]]:
-    """(tool name, query argument) for every registered free-text retrieval tool."""
+    """(tool name, query argument) for every registered free-text retrieval tool, and
+    ``tool:mode`` for the modes of :data:`MODES`."""
     from mnemo.service.catalog import TOOLS
 
     found = []
@@ -32,6 +38,7 @@ def retrieval_tools() -> list[tuple[str, str]]:
         for field in QUERY_FIELDS:
             if field in fields:
                 found.append((name, field))
+                found.extend((f"{name}:{mode}", field) for mode in MODES.get(name, ()))
                 break
     return found
 
@@ -54,8 +61,10 @@ def open_service(db_path: Path) -> tuple[Any, Any]:
 
 
 def measure_tool(svc: Any, caller: Any, tool: str, field: str, qs: list[tuple[str, str]], warmup: int) -> dict:
+    tool, _, mode = tool.partition(":")
+    extra = {"mode": mode} if mode else {}
     for _, q in qs[:warmup]:
-        svc.invoke(tool, caller, {field: q})
+        svc.invoke(tool, caller, {field: q, **extra})
     by_class: dict[str, list[float]] = defaultdict(list)
     hits: dict[str, list[int]] = defaultdict(list)
     cpu_by_class: dict[str, list[float]] = defaultdict(list)
@@ -64,7 +73,7 @@ def measure_tool(svc: Any, caller: Any, tool: str, field: str, qs: list[tuple[st
     clock, cpu_clock = time.perf_counter, time.thread_time
     for cls, q in qs:
         started, cpu_started = clock(), cpu_clock()
-        result = svc.invoke(tool, caller, {field: q}).result
+        result = svc.invoke(tool, caller, {field: q, **extra}).result
         elapsed = clock() - started
         cpu.append(cpu_clock() - cpu_started)
         cpu_by_class[cls].append(cpu[-1])

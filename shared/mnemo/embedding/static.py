@@ -10,6 +10,7 @@ table is read once per process, lazily, on the first text to embed.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import math
@@ -143,22 +144,27 @@ class StaticEmbedder:
             return self._loaded
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        tokenizer, table, scales, base = self._load()
-        dim = self.dim
-        rows = len(scales)
-        view = memoryview(table)
+        tokenizer = self._load()[0]
+        row = self._row
         out = []
         for text in texts:
-            acc = [0.0] * dim
-            for token in tokenizer.encode(text):
-                token = min(token, rows - 1)
-                scale = scales[token]
-                start = base + token * dim
-                row = view[start : start + dim].cast("b")
-                acc = [a + scale * q for a, q in zip(acc, row, strict=True)]
+            rows = [row(token) for token in tokenizer.encode(text)]
+            if not rows:
+                out.append([0.0] * self.dim)
+                continue
+            acc = list(map(sum, zip(*rows, strict=True))) if len(rows) > 1 else list(rows[0])
             norm = math.sqrt(sum(x * x for x in acc)) or 1.0
             out.append([x / norm for x in acc])
         return out
+
+    @functools.lru_cache(maxsize=2048)  # noqa: B019 - one embedder per process (shared_embedder)
+    def _row(self, token: int) -> tuple[float, ...]:
+        """A token's row of the table, dequantised (the 2,048 most recent kept: ≈ 17 MB of floats)."""
+        _, table, scales, base = self._load()
+        token = min(token, len(scales) - 1)
+        start = base + token * self.dim
+        scale = scales[token]
+        return tuple(scale * q for q in memoryview(table)[start : start + self.dim].cast("b"))
 
 
 _shared_lock = threading.Lock()

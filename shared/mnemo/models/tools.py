@@ -318,7 +318,8 @@ class RetrievalItem(Model):
     tags: list[str]
     score: float = Field(
         description="Higher is better, comparable within one answer only: the index's relevance (words), the "
-        "cosine (`mode` semantic) or the fused reciprocal-rank score (`mode` hybrid)."
+        "cosine (`mode` semantic), or (`mode` hybrid) the share of the query's terms held, or the similarity "
+        "of a memory found by meaning only."
     )
     updated_at: Timestamp
     explanation: Explanation | None = Field(default=None, exclude_if=_is_none, description="Only with explain.")

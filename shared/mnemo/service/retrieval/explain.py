@@ -147,11 +147,26 @@ def _above(rank: int, match: Match, previous: Match | None, *, prefer_working: b
 
 
 def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
-    """recall's hybrid order: by the fused reciprocal-rank score of the word and meaning rankings."""
-    what = "fused score (words and meaning)"
-    return f"rank {rank}: {_found(match, term_count)}; " + _above(
-        rank, match, previous, prefer_working=prefer_working, what=what
-    )
+    """recall's hybrid order: the word ranking as it is, a memory found by meaning only weighing its
+    similarity against the share of the terms the others hold (``score``)."""
+    found = _found(match, term_count)
+    if match.matched_by == "meaning":
+        found += f", weighing {match.score:.2f} against the share of terms the others hold"
+    if previous is None or (prefer_working and (match.working or previous.working)) or match.score < previous.score:
+        return f"rank {rank}: {found}; " + _above(
+            rank, match, previous, prefer_working=prefer_working, what="weight (share of terms, or similarity)"
+        )
+    if previous.by_words and not match.by_words:
+        return f"rank {rank}: {found}; as heavy as rank {rank - 1}, which was found by words"
+    if match.by_words:
+        return f"rank {rank}: {found}; after rank {rank - 1} in the word ranking ({_word_order(match, previous)})"
+    return f"rank {rank}: {found}; " + _above(rank, match, previous, prefer_working=False, what="similarity")
+
+
+def _word_order(match: Match, previous: Match) -> str:
+    if previous.similarity is not None and match.similarity is None:
+        return "found by words and meaning there, by words only here; equal share of terms"
+    return "equal share of terms; lower or equal relevance score, or updated earlier"
 
 
 def _semantic_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:

@@ -6,8 +6,9 @@ record store's recent listing (no index query).
 
 recall and recall_context take a ``mode``: ``lexical`` ranks the word search's candidates (terms
 matched, then score, then recency); ``semantic`` ranks the vector search's (cosine, at least
-MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filters, and fuses the two
-rankings by reciprocal rank (a memory at rank r of a list gains 1 / (RRF_K + r)). Without an
+MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filters, and merges them (``_fuse``): the
+word ranking keeps its order, and a memory found by meaning alone goes above the memories that
+hold a smaller share of the query's terms than its similarity. Without an
 embedder (``MNEMO_EMBEDDER=none``), or when it fails at query time, ``hybrid`` is ``lexical``."""
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ POOL_FACTOR = 4
 
 POOL_CAP = 200
 
-#: reciprocal-rank fusion's constant (Cormack, Clarke and Büttcher, 2009)
-RRF_K = 60
+#: what a memory found by meaning only weighs per unit of similarity, against the share of the
+#: query's terms the memories found by words hold (docs/retrieval.md, "Meaning": chosen on the
+#: quality set against 0.5, 0.75 and reciprocal-rank fusion)
+MEANING_WEIGHT = 1.0
 
 #: the least cosine at which a memory counts as found by meaning (docs/retrieval.md: unrelated
 #: words reach about 0.2-0.4 with the static model, a memory's own words 0.4-0.75)
@@ -174,21 +177,35 @@ def _meaning(hit: IndexHit, terms: list[text.QueryTerm], *, full: bool) -> Match
 def _fuse(
     lexical: list[Match], similar: list[IndexHit], terms: list[text.QueryTerm], *, full: bool, prefer_working: bool
 ) -> list[Match]:
-    """Reciprocal-rank fusion of the word ranking and the meaning ranking."""
-    fused: dict[str, float] = {}
+    """The word and meaning candidates in one ranking. A memory found by its words weighs the share
+    of the query's terms it holds; one found by meaning only weighs ``MEANING_WEIGHT x`` its
+    similarity. Heavier first; at equal weight, found by words before found by meaning, then the
+    word ranking's own order (index score, newest), then the more similar. So the words' ranking
+    is kept as it is, and a memory found by meaning alone goes above the ones that hold too small
+    a share of the terms."""
+    count = max(1, len(terms))
+    position = {m.record.id: i for i, m in enumerate(lexical)}
     matches: dict[str, Match] = {}
-    for rank, match in enumerate(lexical, 1):
-        fused[match.record.id] = 1 / (RRF_K + rank)
-        matches[match.record.id] = match
-    for rank, hit in enumerate(similar, 1):
-        memory = hit.record.id
-        fused[memory] = fused.get(memory, 0.0) + 1 / (RRF_K + rank)
-        known = matches.get(memory)
-        matches[memory] = replace(known, similarity=hit.score) if known else _meaning(hit, terms, full=full)
-    ranked = [replace(match, score=fused[memory]) for memory, match in matches.items()]
+    for match in lexical:
+        matches[match.record.id] = replace(match, score=round(len(match.matched) / count, 6))
+    for hit in similar:
+        known = matches.get(hit.record.id)
+        if known is not None:
+            matches[hit.record.id] = replace(known, similarity=hit.score)
+        else:
+            found = _meaning(hit, terms, full=full)
+            matches[hit.record.id] = replace(found, score=round(MEANING_WEIGHT * hit.score, 6))
+    ranked = list(matches.values())
     ranked.sort(
-        key=lambda m: (prefer_working and m.working, m.score, m.record.updated_at, m.record.id),
-        reverse=True,
+        key=lambda m: (
+            not (prefer_working and m.working),
+            -m.score,
+            not m.by_words,
+            position.get(m.record.id, 0),
+            -(m.similarity or 0.0),
+            -m.record.updated_at.timestamp(),
+            m.record.id,
+        )
     )
     return ranked
 
