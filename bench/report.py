@@ -65,6 +65,11 @@ def targets(res: dict[str, Any]) -> list[list[Any]]:
                              ", ".join(lost) or "none", "", _ok(not lost), ""])  # fmt: skip
             got = b["tools"]["search_memory"]["strict_precision"]
             rows.append([f"search_memory strict precision, {backend}", "= 1.0", got, "", _ok(got == 1.0), ""])
+    add = res.get("add")
+    if add and "embedding_ratio_p50" in add:
+        got = add["embedding_ratio_p50"]
+        rows.append(["memory_add p50 with the embedder ÷ without", f"≤ {r.TARGET_ADD_RATIO}", got, "",
+                     _ok(got <= r.TARGET_ADD_RATIO), ""])  # fmt: skip
     overhead = res.get("overhead")
     if overhead:
         for tool, t in overhead["tools"].items():
@@ -226,6 +231,13 @@ def render(res: dict[str, Any]) -> str:
             f"**{add['throughput_per_s']} adds/s** on one thread.",
             "",
         ]
+        if "words_only_latency" in add:
+            w = add["words_only_latency"]
+            lines += [
+                f"The same adds, taking turns, by a service without an embedder (words only): p50 {w['p50_ms']} ms, "
+                f"p99 {w['p99_ms']} ms; with the embedder ÷ without, p50: **{add['embedding_ratio_p50']}**.",
+                "",
+            ]
 
     overhead = res.get("overhead")
     if overhead:

@@ -51,12 +51,12 @@ def hits_of(result: Any) -> int:
     return -1
 
 
-def open_service(db_path: Path) -> tuple[Any, Any]:
+def open_service(db_path: Path, **options: Any) -> tuple[Any, Any]:
     """A Service over a copy of a cached corpus, and the benchmark key's caller."""
     from mnemo.backends.sqlite import SqliteBackend
     from mnemo.service.pipeline import Service
 
-    svc = Service(SqliteBackend(db_path))
+    svc = Service(SqliteBackend(db_path), **options)
     return svc, svc.authenticate(f"Bearer {corpus.BENCH_KEY}")
 
 
