@@ -87,7 +87,8 @@ def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
                 ports.store.create(record)
             except VersionConflict:
                 # moto under load: a retried create whose first attempt was stored after all
-                if ports.store.get(Scope(workspace.id, project.id), record.id) != record:
+                stored = ports.store.get(Scope(workspace.id, project.id), record.id)
+                if stored is None or (stored.version, stored.content) != (record.version, record.content):
                     raise
             ports.index.upsert(record)
             names[record.id] = memory["id"]

@@ -553,15 +553,22 @@ def _paraphrase_memories(start: int, r: random.Random) -> tuple[list[dict[str, A
                          "created_at": _ts(created), "updated_at": _ts(created), "lang": lang})  # fmt: skip
         return str(memories[-1]["id"])
 
+    seen: set[str] = set()
     for lang, target, query, everyday in PARAPHRASES:
         asked.append((query, add(target, lang), lang))
         templates = {"en": _DISTRACT_EN, "zh": _DISTRACT_ZH, "ja": _DISTRACT_JA}[lang]
         people = {"en": _EN_PEOPLE, "zh": _ZH_PEOPLE, "ja": _JA_PEOPLE}[lang]
-        for _ in range(DISTRACTORS):
+        made = 0
+        while made < DISTRACTORS:
             a = r.choice(everyday)
             b = r.choice([w for w in everyday if w != a] or [a])
             line = r.choice(templates).format(a=a, b=b, p=r.choice(people), m=r.choice(MONTHS), s=r.choice(SERVICES))
-            add(line[0].upper() + line[1:] if lang == "en" else line, lang)
+            line = line[0].upper() + line[1:] if lang == "en" else line
+            if line in seen:
+                continue  # every distractor different (an identical add would be deduplicated)
+            seen.add(line)
+            add(line, lang)
+            made += 1
     return memories, asked
 
 
