@@ -121,6 +121,8 @@ def test_the_extra_calls_reach_their_code_paths(built_runs: dict[str, Run]):
         "purged": 1,
         "skipped": 0,
         "conflicts": 0,
+        "embedded": 0,  # every built write embedded its memory (the layer holds the model)
+        "embed_failed": 0,
     }
 
 

@@ -324,7 +324,7 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend, 
     client = own_backend.index.client
     alias = f"layout-one-{utc_now().strftime('%H%M%S%f')}"
     index = f"{alias}-{INDEX_VERSION}"
-    new_fields = {"content_stems", "tags_stems", "path_stems", "analysis"}
+    new_fields = {"content_stems", "tags_stems", "path_stems", "analysis", "embedding_model", "embedding_256"}
     layout_one = {
         "dynamic": "strict",
         "properties": {k: v for k, v in MAPPINGS["properties"].items() if k not in new_fields},

@@ -4,6 +4,7 @@ what an OpenSearch outage left behind, and purging tombstones after their retent
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -76,6 +77,10 @@ def stream_event(cfg: Any, workspace_id: str) -> dict[str, Any]:
             "ApproximateCreationDateTime"
         ].timestamp()
         record["eventSourceARN"] = arn
+        for image in ("NewImage", "OldImage"):  # Lambda delivers binary attributes in base64
+            for value in record["dynamodb"].get(image, {}).values():
+                if "B" in value:
+                    value["B"] = base64.b64encode(value["B"]).decode()
         mine.append(record)
     return {"Records": mine}
 

@@ -416,14 +416,17 @@ class OpenSearchIndex:
             self.client.indices.put_alias(index=index, name=self.alias)
 
     def _upgrade(self) -> None:
-        """Bring the mapping of an index of an older layout to ``LAYOUT`` (``PUT <alias>/_mapping``,
-        a path under the alias the write policy grants): add the new fields, an additive change
-        OpenSearch allows on a live index and idempotent, so instances racing to do it are
+        """Bring the mapping of an index of an older layout to ``LAYOUT`` (``GET`` then ``PUT
+        <alias>/_mapping``, a path under the alias the write policy grants): add the fields it
+        lacks — only those, because the k-NN plugin refuses a ``knn_vector`` put again as it is —
+        an additive change OpenSearch allows on a live index, so instances racing to do it are
         harmless. Done when a document of this layout is refused by the strict mapping, so an
         index already at ``LAYOUT`` costs no request. Documents are re-analysed by the cleanup job."""
-        self.client.indices.put_mapping(
-            index=self.alias, body={"_meta": MAPPINGS["_meta"], "properties": MAPPINGS["properties"]}
-        )
+        mappings = self.client.indices.get_mapping(index=self.alias)
+        for index, body in mappings.items():
+            held = set((body.get("mappings") or {}).get("properties") or {})
+            missing = {k: v for k, v in MAPPINGS["properties"].items() if k not in held}
+            self.client.indices.put_mapping(index=index, body={"_meta": MAPPINGS["_meta"], "properties": missing})
 
     # -- the port -----------------------------------------------------------------------------
 
@@ -433,14 +436,17 @@ class OpenSearchIndex:
         self._write(record, document(record), record.version)
 
     def _ensure_vector_field(self, dim: int) -> None:
-        """Map ``embedding_<dim>`` before the first document of an embedder of that dimension
-        (an additive mapping change, idempotent)."""
+        """Map ``embedding_<dim>`` before the first document of an embedder of that dimension (an
+        additive mapping change; once per process: read the mapping, put the field only when no
+        index behind the alias has it — the k-NN plugin refuses a ``knn_vector`` put again as it is)."""
         field = vector_field(dim)
         if field in self._vector_fields:
             return
         try:
             self.ensure()
-            self.client.indices.put_mapping(index=self.alias, body={"properties": {field: vector_mapping(dim)}})
+            for index, body in self.client.indices.get_mapping(index=self.alias).items():
+                if field not in ((body.get("mappings") or {}).get("properties") or {}):
+                    self.client.indices.put_mapping(index=index, body={"properties": {field: vector_mapping(dim)}})
         except TransportError as exc:
             if index_outage(exc):
                 raise IndexUnavailable(cause=f"OpenSearch mapping failed: {index_cause(exc)}") from exc
