@@ -237,3 +237,56 @@ def test_a_deduplicated_add_is_found_once_while_the_index_lags(ports: Ports, lag
 
     # Then a search finds that one memory once: no claim item is taken for a change
     assert ids_found(lagging, term) == everywhere([first.memory.id])
+
+
+def by_meaning(tenant: Tenant, query: str, **args: Any) -> list[tuple[str, float]]:
+    """(id, similarity) of what recall finds by meaning alone."""
+    result = tenant.call("recall", query=query, mode="semantic", explain=True, **args)
+    return [(item.reference, round(item.explanation.similarity, 4)) for item in result.results]
+
+
+def test_recall_by_meaning_reflects_an_add_update_and_delete_while_the_index_lags(
+    ports: Ports, lagging: Tenant, indexer: Indexer
+) -> None:
+    """The vector half of a search merges the recent changes too, exactly: what meaning finds
+    while the index lags is what it finds once the index has caught up, similarities included."""
+    scope = Scope(lagging.workspace_id, lagging.project.id)
+    weekend, frozen = "weekend database access", "when are deployments frozen"
+    settled = lagging.call("memory_add", content="The kitchen closes at 3pm").memory
+    indexer.catch_up()
+
+    # Given a memory just added, which the index has not received
+    memory = lagging.call("memory_add", content="The staging database is read-only on Sundays").memory
+    expect_lag(ports, scope, memory.id, 1)
+    # Then meaning finds it at once, first, as the caught-up index does
+    lag = {query: by_meaning(lagging, query) for query in (weekend, frozen)}
+    assert lag[weekend][0][0] == memory.id
+    indexer.catch_up()
+    assert {query: by_meaning(lagging, query) for query in (weekend, frozen)} == lag
+
+    # Given an update of its content the index has not received
+    lagging.call("memory_update", id=memory.id, content="Deploys freeze on Fridays")
+    expect_lag(ports, scope, memory.id, 2)
+    # Then its similarity is the new content's: first for the new meaning, no longer for the old
+    lag = {query: by_meaning(lagging, query) for query in (weekend, frozen)}
+    assert lag[frozen][0][0] == memory.id
+    assert dict(lag[weekend]).get(memory.id, -1.0) < dict(lag[frozen])[memory.id]
+    indexer.catch_up()
+    assert {query: by_meaning(lagging, query) for query in (weekend, frozen)} == lag
+
+    # And a filter the update no longer passes hides it while the index lags
+    lagging.call("memory_update", id=memory.id, kind="decision")
+    assert [ref for ref, _ in by_meaning(lagging, frozen, memory_type="note")] == []
+    assert [ref for ref, _ in by_meaning(lagging, frozen, memory_type="decision")] == [memory.id]
+    indexer.catch_up()
+
+    # Given a delete the index has not received
+    lagging.call("memory_delete", id=memory.id)
+    expect_lag(ports, scope, memory.id, None)
+    # Then meaning no longer finds it; the settled memory stays as it was
+    assert memory.id not in [ref for ref, _ in by_meaning(lagging, frozen)]
+    assert memory.id not in [ref for ref, _ in by_meaning(lagging, weekend)]
+    lag = {query: by_meaning(lagging, query) for query in (weekend, frozen)}
+    indexer.catch_up()
+    assert {query: by_meaning(lagging, query) for query in (weekend, frozen)} == lag
+    assert stored(ports, scope, [settled.id, memory.id]) == {settled.id: 1}

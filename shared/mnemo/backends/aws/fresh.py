@@ -19,10 +19,17 @@ consistently), and merges them here, in Python, exactly as the index would have 
 * the merged hits are ordered as the index orders them (working first when asked, then score,
   newest, id) and cut to the limit. When dropped hits leave a full page short, the caller asks
   the index for more (``Merged.short``).
+
+A vector search (:func:`merge_similar`) merges the same changes more simply, because its score
+is exact: each changed memory's item carries its vector, so its cosine with the query is computed
+here as the index would; a stale hit is replaced by its current version at its new cosine, or
+dropped (deleted, expired, filtered out, below ``min_score``, or without a vector of the model),
+and a changed memory that qualifies is added at its cosine.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +40,7 @@ from mnemo import text
 from mnemo.backends.aws.items import RecentChange, matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery
+from mnemo.ports import IndexHit, IndexQuery, VectorQuery
 
 #: the most documents the ``fresh`` aggregation lists (OpenSearch's ``max_inner_result_window``)
 FRESH_DOCS = 100
@@ -151,3 +158,47 @@ def merge(query: IndexQuery, page: IndexPage, changes: Sequence[RecentChange]) -
         kept += [IndexHit(record, provisional_score(found, scored)) for record, found in added]
     kept.sort(key=lambda hit: order_key(query, hit), reverse=True)
     return Merged(kept[: query.limit], short=bool(dropped) and page.full and len(kept) < query.limit)
+
+
+def cosine(query: VectorQuery, record: MemoryRecord) -> float | None:
+    """The record's cosine with the query's vector, as the index scores it; None when the record
+    has no vector of the query's model and dimension."""
+    embedding = record.embedding
+    if embedding is None or embedding.model != query.model or embedding.dim != len(query.vector):
+        return None
+    dot = sum(a * b for a, b in zip(query.vector, embedding.vector, strict=True))
+    norms = math.sqrt(sum(a * a for a in query.vector)) * math.sqrt(sum(b * b for b in embedding.vector))
+    return dot / norms if norms else None
+
+
+def similar_score(query: VectorQuery, record: MemoryRecord) -> float | None:
+    """The record's score when the vector search would return it, else None."""
+    if not matches(record, query.filter):
+        return None
+    score = cosine(query, record)
+    return score if score is not None and score >= query.min_score else None
+
+
+def merge_similar(query: VectorQuery, hits: Sequence[IndexHit], changes: Sequence[RecentChange]) -> Merged:
+    """A vector search's hits as the index will show them once it has every change."""
+    latest = {change.memory_id: change for change in changes}
+    kept: list[IndexHit] = []
+    dropped = 0
+    for hit in hits:
+        change = latest.get(hit.record.id)
+        if change is None or (change.record is not None and change.version == hit.record.version):
+            kept.append(hit)
+        elif change.record is not None and (score := similar_score(query, change.record)) is not None:
+            kept.append(IndexHit(change.record, score))
+        else:
+            dropped += 1
+    hit_ids = {hit.record.id for hit in hits}
+    for change in changes:
+        record = change.record
+        if record is None or record.id in hit_ids:
+            continue
+        if (score := similar_score(query, record)) is not None:
+            kept.append(IndexHit(record, score))
+    kept.sort(key=lambda hit: (hit.score, hit.record.updated_at, hit.record.id), reverse=True)
+    full = len(hits) >= query.limit
+    return Merged(kept[: query.limit], short=bool(dropped) and full and len(kept) < query.limit)

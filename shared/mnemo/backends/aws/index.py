@@ -532,8 +532,26 @@ class OpenSearchIndex:
         return fresh.IndexPage(hits, query.limit, versions, int(aggregation["doc_count"]) <= len(listed))
 
     def similar(self, query: VectorQuery) -> list[IndexHit]:
+        """The nearest vectors, merged with the project's recent changes as :meth:`search` is
+        (``fresh.merge_similar``: the items carry their vectors, so the merge scores exactly)."""
         if query.limit <= 0:
             return []
+        if self._changes is None:
+            return self._similar(query)
+        since = utc_now() - self._window
+        pending = fresh.pool().submit(self._similar, query)
+        try:
+            changes, _ = self._changes.recent_changes(query.scope, since, self._first_page, MAX_RECENT_CHANGES)
+        except BaseException:
+            pending.cancel()
+            raise
+        merged = fresh.merge_similar(query, pending.result(), changes)
+        if merged.short:  # changes removed hits from a full page: ask for enough to fill it
+            wider = replace(query, limit=query.limit + len(changes))
+            merged = fresh.merge_similar(query, self._similar(wider), changes)
+        return merged.hits
+
+    def _similar(self, query: VectorQuery) -> list[IndexHit]:
         try:  # (a dimension never written has no field: the ``exists`` filter then matches nothing)
             out = self.client.search(index=self.alias, body=similar_body(query), routing=query.scope.project_id)
         except NotFoundError:
