@@ -93,6 +93,22 @@ def resolve(requirements: list[str], constraints: Path, arch: str) -> list[str]:
     return sorted(f"{m['name']}=={m['version']}" for m in resolved if canonical(m["name"]) not in NOT_IN_LAYER)
 
 
+#: the default embedder's files inside the package (made by scripts/embedder_data.py, not in git)
+EMBEDDER_DATA = Path("embedding", "data")
+EMBEDDER_FILES = ("l2_supercat_256.i8", "tokenizer.json")
+
+
+def embedder_data(into: Path) -> None:
+    """The embedder's files in the layer: copied from the checkout, made there first when a clone
+    never ran ``make install`` (a layer without them would store every memory without its vector)."""
+    source = ROOT / "shared" / "mnemo" / EMBEDDER_DATA
+    if not all((source / name).is_file() for name in EMBEDDER_FILES):
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "embedder_data.py")], check=True)  # noqa: S603
+    into.mkdir(parents=True, exist_ok=True)
+    for name in EMBEDDER_FILES:
+        shutil.copyfile(source / name, into / name)
+
+
 def build(target: Path, arch: str, packages: list[Path], requirements: list[str], constraints: Path) -> None:
     if sys.version_info[:2] != (3, 11):
         sys.exit(f"build the layer with CPython 3.11 (the runtime's bytecode), not {sys.version.split()[0]}")
@@ -103,6 +119,8 @@ def build(target: Path, arch: str, packages: list[Path], requirements: list[str]
     shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts: nothing runs them in Lambda
     for package in packages:
         shutil.copytree(package, target / package.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        if package.name == "mnemo":
+            embedder_data(target / "mnemo" / EMBEDDER_DATA)
     compile_env = {**os.environ, "PYTHONHASHSEED": "0"}
     subprocess.run(  # noqa: S603 - our own interpreter, our arguments
         [sys.executable, "-m", "compileall", "-q", "-j0", "-d", LAYER_MOUNT,
