@@ -95,7 +95,7 @@ def resolve(requirements: list[str], constraints: Path, arch: str) -> list[str]:
 
 #: the default embedder's files inside the package (made by scripts/embedder_data.py, not in git)
 EMBEDDER_DATA = Path("embedding", "data")
-EMBEDDER_FILES = ("l2_supercat_256.i8", "tokenizer.json")
+EMBEDDER_FILES = ("l2_supercat_256.i8", "tokenizer.json", "merges.u16")
 
 
 def embedder_data(into: Path) -> None:
