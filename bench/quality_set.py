@@ -29,8 +29,10 @@ filtered    2 words held by several memories, with ``path_filter`` or ``memory_t
 recency     an ``updated_after`` / ``updated_before`` window, with no query (what changed: every
             memory updated in it, 1–5) or with a word many memories hold (those in the window)
 paraphrase  a question in other words than the one memory it should find (``PARAPHRASES``: 30
-            English, 5 Chinese, 5 Japanese, written by hand), among 8 distractors per query that
-            carry the query's everyday words on other subjects, and the 2,400 others
+            English, 5 Chinese, 5 Japanese, written by hand; no word of it is a word, the start
+            of a word or another inflection of a word of that memory), among 8 distractors per
+            query: notes on other subjects that share the query's everyday words (time words,
+            common verbs and nouns) and no query's topic words, and the 2,400 others
 ==========  ===================================================================================
 
 A query lists at most 5 memories to find, so recall@5 can reach 1.
@@ -44,7 +46,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from itertools import combinations
+from itertools import combinations, count
 from pathlib import Path
 from typing import Any
 
@@ -377,170 +379,248 @@ def holds_text(memory: dict[str, Any], parts: Iterable[str]) -> bool:
 
 # -- paraphrase: queries that share no word with the memory they should find ----------------------
 
-#: (the memory, a query asking for it in other words, the query's words a distractor may carry).
-#: Written by hand as an agent would note and later ask; no word of a query is a word (or another
-#: inflection of a word) of its memory, and tests/unit/test_bench_quality_set.py checks that by
-#: Mnemo's own analysis too.
-PARAPHRASES: list[tuple[str, str, str, list[str]]] = [
-    (
-        "en",
-        "The staging database is read-only on Sundays",
-        "can I write to pre-prod during weekends",
-        ["write", "weekends"],
-    ),
-    ("en", "Deploys freeze on Fridays", "when are releases blocked", ["releases", "blocked"]),
-    ("en", "Alice prefers tea over coffee", "what hot drink does she like", ["hot", "drink", "like"]),
-    ("en", "The VPN certificate expires in March", "when does our tunnel cert run out", ["tunnel", "run"]),
-    ("en", "Bob is allergic to peanuts", "who has a nut allergy", ["nut", "allergy"]),
-    (
-        "en",
-        "Use pnpm instead of npm in the frontend repo",
-        "which package manager for our web client",
-        ["package", "manager", "web", "client"],
-    ),
-    (
-        "en",
-        "The office wifi password rotates monthly",
-        "how often does our wireless passphrase change",
-        ["often", "wireless", "change"],
-    ),
-    ("en", "Invoices must be approved by the finance lead", "who signs off on bills", ["signs", "bills"]),
-    (
-        "en",
-        "The CI pipeline times out after 90 minutes",
-        "how long can a build job run before it is killed",
-        ["long", "build", "job", "killed"],
-    ),
-    (
-        "en",
-        "Never store customer passwords in plain text",
-        "how to keep user credentials safe",
-        ["keep", "user", "safe"],
-    ),
-    (
-        "en",
-        "The printer on floor 3 jams with thick paper",
-        "copier keeps getting stuck feeding cardstock",
-        ["copier", "stuck", "feeding"],
-    ),
-    ("en", "Backups are kept for thirty days", "snapshot retention period", ["snapshot", "retention", "period"]),
-    ("en", "The kitchen closes at 3pm", "until when can I get lunch", ["lunch", "until"]),
-    ("en", "Team standup happens at 9:15 every weekday", "daily morning sync time", ["daily", "morning", "sync"]),
-    ("en", "The API rate limit is 100 requests per minute", "throttling threshold for calls", ["threshold", "calls"]),
-    (
-        "en",
-        "New hires get a laptop on their first day",
-        "onboarding equipment for newcomers",
-        ["equipment", "newcomers"],
-    ),
-    ("en", "Grace is vegetarian", "who doesn't eat meat", ["eat", "meat"]),
-    (
-        "en",
-        "The firewall blocks outbound SMTP",
-        "email sending stopped by network rules",
-        ["email", "sending", "network", "rules"],
-    ),
-    (
-        "en",
-        "Logs older than a week are deleted automatically",
-        "retention of audit trail records",
-        ["audit", "trail", "records"],
-    ),
-    ("en", "Parking permits are renewed every January", "when do car lot passes lapse", ["car", "lot", "passes"]),
-    (
-        "en",
-        "The on-call engineer must acknowledge pages within five minutes",
-        "how quickly should a pager holder respond",
-        ["quickly", "pager", "respond"],
-    ),
-    (
-        "en",
-        "Expense reports need receipts for anything above 50 euros",
-        "proof of purchase rule on reimbursements",
-        ["proof", "purchase", "rule"],
-    ),
-    (
-        "en",
-        "The Berlin office is closed on public holidays",
-        "does our German branch open during national festivities",
-        ["german", "branch", "open", "national"],
-    ),
-    (
-        "en",
-        "Production secrets live in the vault, not in environment files",
-        "where are credentials for prod kept",
-        ["credentials", "prod", "kept"],
-    ),
-    (
-        "en",
-        "Code reviews require two approvals before merging",
-        "how many sign-offs does a pull request need",
-        ["pull", "request", "many"],
-    ),
-    (
-        "en",
-        "The marketing site is built with Hugo",
-        "which static generator powers our landing pages",
-        ["static", "generator", "landing"],
-    ),
-    ("en", "Customer support answers chats from 8 to 18 CET", "help desk hours", ["help", "desk", "hours"]),
-    ("en", "Visitors must sign in at the reception desk", "guest arrival procedure", ["guest", "arrival", "procedure"]),
-    (
-        "en",
-        "Dark mode ships in the next mobile app version",
-        "night theme for our phone application",
-        ["night", "theme", "phone"],
-    ),
-    (
-        "en",
-        "Quarterly taxes are filed by the accountant in April",
-        "who deals with our revenue service paperwork",
-        ["deals", "revenue", "paperwork"],
-    ),
-    ("zh", "数据库每天凌晨两点备份", "资料存档几点进行", ["资料", "存档", "进行"]),
-    ("zh", "新员工入职第一天领取电脑", "新人报到时发放笔记本", ["新人", "报到", "笔记本"]),
-    ("zh", "周五下午不允许上线", "每周最后一个工作日能不能发布新版本", ["工作日", "发布", "版本"]),
-    ("zh", "办公室的无线网络密码每月更换", "WiFi口令多久改一次", ["口令", "多久"]),
-    ("zh", "报销需要附上发票", "费用返还要提供什么凭证", ["费用", "提供", "凭证"]),
-    ("ja", "東京の会議室は予約が必要です", "ミーティングルームを使うには事前申請", ["ミーティング", "事前申請"]),
-    ("ja", "明日は雨が降るので傘を持ってください", "天気が悪いときの持ち物", ["天気", "持ち物"]),
-    ("ja", "社員食堂は午後二時に閉まります", "ランチは何時まで食べられる", ["ランチ", "何時"]),
-    (
-        "ja",
-        "本番環境のパスワードは金庫で管理しています",
-        "プロダクションの秘密情報の保管場所",
-        ["プロダクション", "秘密情報", "保管場所"],
-    ),
-    ("ja", "来客は受付で名前を記入してください", "お客様が来たときの手続き", ["お客様", "手続き"]),
-]
+#: (language, the memory, a query asking for it in other words, the query's *everyday* words, its
+#: *topic* words). Written by hand as an agent would note and later ask. No word of a query is a
+#: word of its memory, nor the start of one (recall reads a query's words as prefixes too: ``cert``
+#: would find ``certificate``), nor another inflection of one; no other memory of the set states the
+#: fact a query asks for. Every English query word is an everyday word, a topic word or one of
+#: ``FUNCTION``; a query's distractors carry its everyday words and no query's topic words.
+#: tests/unit/test_bench_quality_set.py checks all of that by Mnemo's own analysis.
+PARAPHRASES: list[tuple[str, str, str, list[str], list[str]]] = [
+    ("en", "The staging database is read-only on Sundays", "can I write to pre-prod during weekends",
+     ["can", "write", "during", "weekends"], ["pre", "prod"]),
+    ("en", "Deploys freeze from Christmas until New Year", "can we ship code over the winter break",
+     ["can", "over", "winter", "break"], ["ship", "code"]),
+    ("en", "Alice prefers tea over coffee", "what hot drink does she like",
+     ["what", "does", "she", "like"], ["hot", "drink"]),
+    ("en", "The VPN certificate expires in March", "when does our remote access tunnel stop being trusted",
+     ["when", "does", "our", "stop", "being"], ["remote", "access", "tunnel", "trusted"]),
+    ("en", "Bob is allergic to peanuts", "who has a nut allergy", ["who", "has"], ["nut", "allergy"]),
+    ("en", "Use pnpm instead of npm in the frontend repo", "which package manager for our web client",
+     ["which", "for", "our"], ["package", "manager", "web", "client"]),
+    ("en", "The office wifi password rotates monthly", "how often does our wireless passphrase change",
+     ["how", "often", "does", "our", "change"], ["wireless", "passphrase"]),
+    ("en", "Invoices must be approved by the finance lead", "who has to sign supplier bills",
+     ["who", "has"], ["sign", "supplier", "bills"]),
+    ("en", "The CI pipeline times out after 90 minutes", "how long can a build job run before it is killed",
+     ["how", "long", "can", "run", "before"], ["build", "job", "killed"]),
+    ("en", "Never store customer passwords in plain text", "how to keep user credentials safe",
+     ["how", "keep"], ["user", "credentials", "safe"]),
+    ("en", "The printer on floor 3 jams with thick paper", "copier keeps getting stuck feeding cardstock",
+     ["keeps", "getting"], ["copier", "stuck", "feeding", "cardstock"]),
+    ("en", "Backups are kept for thirty days", "how long do we hold on to snapshots",
+     ["how", "long", "hold"], ["snapshots"]),
+    ("en", "The kitchen closes at 3pm", "until when can I get lunch", ["until", "when", "can", "get"], ["lunch"]),
+    ("en", "Team standup happens at 9:15 every weekday", "daily morning sync time",
+     ["daily", "morning", "time"], ["sync"]),
+    ("en", "Uploaded files larger than 25 MB are rejected", "what is the biggest attachment size we accept",
+     ["what", "biggest", "size", "accept"], ["attachment"]),
+    ("en", "New hires get a laptop on their first day", "what equipment do newcomers receive when they start",
+     ["what", "when", "they", "start"], ["equipment", "newcomers", "receive"]),
+    ("en", "Grace is vegetarian", "who doesn't eat meat", ["who", "eat"], ["meat"]),
+    ("en", "The firewall blocks outbound SMTP", "email sending stopped by network rules",
+     ["sending", "stopped", "rules"], ["email", "network"]),
+    ("en", "Logs older than a week are deleted automatically", "how long do audit trail records stay around",
+     ["how", "long", "stay", "around"], ["audit", "trail", "records"]),
+    ("en", "Parking permits are renewed every January", "when do we need new car lot passes",
+     ["when", "need", "new"], ["car", "lot", "passes"]),
+    ("en", "The on-call engineer must acknowledge pages within five minutes",
+     "how quickly should a pager holder respond", ["how", "quickly", "should"], ["pager", "holder", "respond"]),
+    ("en", "Expense reports need receipts for anything above 50 euros",
+     "what proof of purchase must I show to get money back",
+     ["what", "must", "show", "get", "back"], ["proof", "purchase", "money"]),
+    ("en", "The Berlin office is closed on public holidays",
+     "does our German branch open during national festivities",
+     ["does", "our", "open", "during"], ["german", "branch", "national", "festivities"]),
+    ("en", "Production secrets live in the vault, not in environment files",
+     "where are credentials for our public-facing systems kept",
+     ["where", "for", "our", "kept"], ["credentials", "public", "facing", "systems"]),
+    ("en", "Code reviews require two approvals before merging", "how many sign-offs does a pull request need",
+     ["how", "many", "does", "need"], ["sign", "offs", "pull", "request"]),
+    ("en", "The marketing site is built with Hugo", "which static generator powers our landing pages",
+     ["which", "our"], ["static", "generator", "powers", "landing", "pages"]),
+    ("en", "Customer support answers chats from 8 to 18 CET", "what hours is the help desk open",
+     ["what", "hours", "open"], ["help", "desk"]),
+    ("en", "Visitors must sign in at the reception desk", "what should a guest do when they arrive",
+     ["what", "should", "when", "they"], ["guest", "arrive"]),
+    ("en", "Dark mode ships in the next mobile app version", "when will our phone application get a night theme",
+     ["when", "will", "our", "get"], ["phone", "application", "night", "theme"]),
+    ("en", "Quarterly taxes are filed by the accountant in April", "who deals with our revenue service paperwork",
+     ["who", "deals", "with", "our"], ["revenue", "service", "paperwork"]),
+    ("zh", "数据库每天凌晨两点备份", "资料存档几点进行", ["几点", "进行"], ["资料", "存档"]),
+    ("zh", "年会定在十二月第二个周六", "公司年底聚餐是哪一天", ["公司", "一天"], ["年底", "聚餐"]),
+    ("zh", "三楼的饮水机坏了，请去二楼接水", "现在去哪儿倒开水", ["现在", "哪儿"], ["开水"]),
+    ("zh", "公司班车早上七点半从地铁站发车", "通勤大巴几点出发", ["几点", "出发"], ["通勤", "大巴"]),
+    ("zh", "下个月起加班餐补提高到三十元", "工作到很晚的话饭钱能报多少", ["工作", "多少"], ["很晚", "饭钱"]),
+    ("ja", "東京の会議室は予約が必要です", "ミーティングルームを使うには事前申請",
+     ["使う", "事前"], ["ミーティング", "ルーム", "申請"]),
+    ("ja", "明日は雨が降るので傘を持ってください", "天気が悪いときの持ち物", ["悪い", "とき"], ["天気", "持ち物"]),
+    ("ja", "健康診断は毎年十月に行います", "年に一度の検診はいつ", ["一度", "いつ"], ["検診"]),
+    ("ja", "経費の締め日は毎月二十五日です", "精算の申請はいつまでに出せばいい", ["いつ", "までに"], ["精算", "申請"]),
+    ("ja", "駐輪場は地下一階にあります", "自転車はどこに停めればいい", ["どこ", "いい"], ["自転車", "停め"]),
+]  # fmt: skip
+#: the English query words that are neither everyday nor topic words (too short to say anything)
+FUNCTION = set(_words("a i is it to do we the of on are by doesn t"))
 
-#: sentences around one or two of a query's everyday words, on other subjects
+#: distractors: notes an agent would keep on other subjects, around everyday words (time words,
+#: common verbs and nouns); a query's distractors are drawn from those holding one of its
+#: everyday words, as written ({p}, {q}: people, {s}: a service, {m}: a month, {d}: a weekday)
 _DISTRACT_EN = [
-    "{p} left the {a} notes on the shared drive",
-    "Remember to mention the {a} in the {m} newsletter",
-    "{p} wondered about the {a} and the {b} during the retro",
-    "The {a} discussion moved to the {s} channel",
-    "We voted to keep the {a} wording in the style guide",
-    "A {a} question came up in the {m} all-hands",
-    "{p} drew a {a} sketch for the {b} poster",
-    "The {a} survey closes when {p} says so",
+    "{p} can cover the {s} rota during the {m} holidays",
+    "Nobody on the {s} team works weekends unless {p} asks",
+    "{p} will write the {s} retro summary this time",
+    "The {s} roadmap review ran over by twenty minutes",
+    "The {s} load tests run overnight on {d}",
+    "{p} is away for the winter break; {q} covers the {s} reviews",
+    "{p} takes a break from {s} reviews until {m}",
+    "{p} asked what the {s} team wants from the {m} planning",
+    "{p} said she would like fewer meetings on {d}",
+    "{p} does the {s} release notes every {d}",
+    "When {p} is out, {q} approves the {s} roadmap",
+    "Our {s} roadmap lives in the planning doc",
+    "We agreed to stop sending the {s} digest on {d}",
+    "{p} is being moved to the {s} team in {m}",
+    "{p} has the spare key to the {s} lab",
+    "Who owns the {s} roadmap is still open",
+    "{p} decides which {s} tickets go into the {m} sprint",
+    "{p} booked a room for the {s} workshop in {m}",
+    "How {p} estimates the {s} work is written up in the wiki",
+    "{p} checks the {s} error budget often during {m}",
+    "The {s} team wants to change the sprint length to three weeks",
+    "The {s} design review took too long on {d}",
+    "{p} keeps the {s} roadmap slides up to date",
+    "The {s} team keeps getting asked for {m} estimates",
+    "{p} is getting a second monitor next {d}",
+    "{p} will hold the {s} retro until {q} is back",
+    "We hold the {s} planning meeting on the first {d} of the month",
+    "{p} can get the {s} slides from the team folder",
+    "The daily {s} error summary goes to {p}",
+    "{p} likes meetings in the morning",
+    "{p} keeps {d} afternoons free: no meetings at that time",
+    "The {s} team took the biggest room for the {m} demo",
+    "{p} asked to keep the {s} slide deck under ten slides",
+    "The {s} team size grows to {n} people in {m}",
+    "{p} will accept the {s} proposal after the {m} review",
+    "They start the {s} planning after the {m} review",
+    "The {s} team goes out to eat after every launch",
+    "{p} stopped sending the {s} weekly digest",
+    "Team rules for the {s} retro: cameras on, one topic each",
+    "{p} will stay on the {s} team through {m}",
+    "{p} is around on {d} for {s} questions",
+    "The {s} team will need a new sprint board in {m}",
+    "{p} is the new lead of the {s} team",
+    "{p} reacts quickly to {s} review comments",
+    "The {s} team should rotate the retro facilitator",
+    "Everyone must show a demo at the {s} sprint review",
+    "{p} gets back from leave on {d}",
+    "The {s} retro board stays open until {d}",
+    "{p} knows where the {s} whiteboard markers are",
+    "{p} kept the old {s} roadmap for reference",
+    "How many people join the {s} demo depends on {p}",
+    "{p} works {n} hours a week on the {s} team",
+    "{p} deals with the {s} vendor contracts",
+    "Our {s} retro happens every second {d}",
+    "{p} starts the {s} demo when the team is ready",
+    "What goes into the {s} newsletter is up to {p}",
+    "{p} has to approve leave for the {s} team",
+    "Who takes notes at the {s} retro rotates every sprint",
+    "{p} does not like long {s} meetings",
+    "{p} will change the {s} retro format in {m}",
+    "{p} can start on the {s} migration after {m}",
+    "They moved the {s} demo to {d} morning",
+    "{p} should write up the {s} incident review",
+    "Which {s} dashboards matter is decided by {p}",
+    "{p} is being trained to review {s} changes",
+    "{p} works before nine on {d}",
+    "The biggest {s} risk this quarter is staffing",
+    "{p} sits with the {s} team on {d} and {q} on the other days",
+    "Ask {q} before {p} books the {s} workshop for {m}",
+    "{p} keeps a list of open {s} questions for the {m} retro",
+    "{p} has a standing slot with {q} on {d}",
+    "Keep the {s} retro to forty minutes, {p} asked",
+    "{p} and {q} eat together after the {s} demo",
+    "The {s} team rules say no screens in the retro",
+    "{p} stopped the {s} chat bot on {d}",
 ]
-_DISTRACT_ZH = ["{a}的讨论放到下周的例会上", "{p}在周报里提到了{a}", "关于{a}和{b}的问卷已经发出", "{a}的海报由{p}设计"]
+_DISTRACT_ZH = [
+    "{p}还没定{d}的周会几点开始",
+    "明天几点去机场由{p}通知大家",
+    "{s}的巡检几点做要问{p}",
+    "{s}的代码评审每{d}进行",
+    "季度复盘由{p}主持进行",
+    "{s}压测将在{d}晚上进行",
+    "{p}下个月代表公司去参加行业大会",
+    "公司的新邮箱系统由{p}负责",
+    "{s}的费用由公司统一支付",
+    "{p}每周有一天在家办公",
+    "{p}请了一天假，{d}回来",
+    "{p}现在负责{s}的值班",
+    "现在的需求评审改成线上开",
+    "{s}现在由{p}维护",
+    "团建去哪儿由{p}投票决定",
+    "{s}的设计稿放哪儿要问{p}",
+    "{p}{d}出发去上海出差",
+    "{p}{d}一早出发去客户现场",
+    "{p}的工作交接文档已经写完",
+    "{s}的工作量评估由{p}负责",
+    "{d}的工作周报由{p}汇总",
+    "{s}的预算还剩多少要问{p}",
+    "这次培训有多少人报名由{p}统计",
+    "{s}每天处理多少请求记在看板上",
+]
 _DISTRACT_JA = [
-    "{a}についての議論は来週に持ち越し",
-    "{p}さんが{a}の資料を共有しました",
-    "{a}と{b}のアンケートを配りました",
+    "{p}さんは新しいエディタを使うことにしました",
+    "{s}の検証環境を使うときは{p}さんに連絡",
+    "テスト用のアカウントは{p}さんのものを使う",
+    "打ち合わせの議題は事前に{p}さんへ送ってください",
+    "{s}の変更は事前にレビューを受ける",
+    "{p}さんは体調が悪いので{d}は休みです",
+    "{s}の応答が悪い原因を{p}さんが調査中",
+    "困ったときは{p}さんに相談してください",
+    "{s}が止まったときの連絡先は{p}さんです",
+    "{p}さんとの面談は月に一度です",
+    "{s}の設定はもう一度見直すことになった",
+    "{p}さんの次の出張はいつか未定です",
+    "{s}のリリースはいつも{d}です",
+    "{p}さんは{d}までに見積もりを出します",
+    "{s}の移行計画は{d}までにまとめる",
+    "{p}さんは予備のケーブルがどこにあるか知っています",
+    "{s}の設計書がどこにあるかは{p}さんに聞く",
+    "{s}の新しい画面は評判がいい",
+    "{p}さんの発表資料はとてもいいと好評でした",
 ]
 _EN_PEOPLE = _words("Quinn Rowan Tess Vik Wren Yara")
 _ZH_PEOPLE = _words("小王 小李 老张 阿芳")
 _JA_PEOPLE = _words("佐藤 鈴木 高橋 田中")
+_EN_SERVICES = _words("search gateway checkout ledger scheduler exporter importer analytics inventory catalog")
+_ZH_DAYS = _words("周一 周二 周三 周四")
+_JA_DAYS = _words("月曜日 火曜日 水曜日 木曜日")
 #: distractors per paraphrase query
 DISTRACTORS = 8
 
 
-def _paraphrase_memories(start: int, r: random.Random) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+def _english_words(text: str) -> list[str]:
+    return _WORD.findall(_fold(text))
+
+
+def _carries(text: str, word: str) -> bool:
+    """Whether a memory's text carries a query word the way recall would read it: an English word
+    that is it, starts with it or shares its Snowball stem (checked independently of mnemo.text);
+    a CJK word as a substring, or one of its character pairs."""
+    import Stemmer
+
+    if word.isascii():
+        stem = Stemmer.Stemmer("english").stemWord
+        return any(w.startswith(word) or stem(w) == stem(word) for w in _english_words(text))
+    folded = _fold(text)
+    return any(word[i : i + 2] in folded for i in range(max(1, len(word) - 1)))
+
+
+def _paraphrase_memories(
+    start: int, r: random.Random
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, str, dict[str, Any]]]]:
     """The paraphrase targets and their distractors (older than every other memory, so no recency
-    window holds them); (memories, [(query, target id, lang)])."""
+    window holds them); (memories, [(query, target id, lang, extra fields)])."""
     memories: list[dict[str, Any]] = []
     asked = []
     when = BASE_TIME - timedelta(days=30)
@@ -553,22 +633,37 @@ def _paraphrase_memories(start: int, r: random.Random) -> tuple[list[dict[str, A
                          "created_at": _ts(created), "updated_at": _ts(created), "lang": lang})  # fmt: skip
         return str(memories[-1]["id"])
 
+    topics = [t for *_, topic in PARAPHRASES for t in topic]
     seen: set[str] = set()
-    for lang, target, query, everyday in PARAPHRASES:
-        asked.append((query, add(target, lang), lang))
+    for lang, target, query, everyday, topic in PARAPHRASES:
+        target_id = add(target, lang)
         templates = {"en": _DISTRACT_EN, "zh": _DISTRACT_ZH, "ja": _DISTRACT_JA}[lang]
+        if lang == "en":
+            fitting = [t for t in templates if set(everyday) & set(_english_words(t))]
+        else:
+            fitting = [t for t in templates if any(w in t for w in everyday)]
+        if len(fitting) < 2:
+            raise AssertionError(f"too few distractor templates hold the everyday words of {query!r}")
         people = {"en": _EN_PEOPLE, "zh": _ZH_PEOPLE, "ja": _JA_PEOPLE}[lang]
-        made = 0
-        while made < DISTRACTORS:
-            a = r.choice(everyday)
-            b = r.choice([w for w in everyday if w != a] or [a])
-            line = r.choice(templates).format(a=a, b=b, p=r.choice(people), m=r.choice(MONTHS), s=r.choice(SERVICES))
-            line = line[0].upper() + line[1:] if lang == "en" else line
-            if line in seen:
+        services = {"en": _EN_SERVICES, "zh": ZH_SERVICES, "ja": JA_SERVICES}[lang]
+        days = {"en": [d.capitalize() for d in WEEKDAYS], "zh": _ZH_DAYS, "ja": _JA_DAYS}[lang]
+        order = r.sample(fitting, len(fitting))  # each fitting template in turn, then again
+        distractors: list[str] = []
+        for turn in count():
+            if len(distractors) == DISTRACTORS:
+                break
+            p, q = r.sample(people, 2)
+            line = order[turn % len(order)].format(p=p, q=q, s=r.choice(services), m=r.choice(MONTHS).capitalize(),
+                                            d=r.choice(days), n=r.randint(4, 12))  # fmt: skip
+            line = line[0].upper() + line[1:]
+            if _fold(line) in seen:
                 continue  # every distractor different (an identical add would be deduplicated)
-            seen.add(line)
-            add(line, lang)
-            made += 1
+            carried = [t for t in topics if _carries(line, t)]
+            if carried:
+                raise AssertionError(f"distractor {line!r} carries the topic words {carried}")
+            seen.add(_fold(line))
+            distractors.append(add(line, lang))
+        asked.append((query, target_id, lang, {"everyday": everyday, "topic": topic, "distractors": distractors}))
     return memories, asked
 
 
@@ -711,8 +806,8 @@ def generate() -> dict[str, Any]:
         if found:
             raise AssertionError(f"{query['id']} would also find paraphrase-set memories {found}")
     memories += extra
-    for query, target, lang in asked:
-        add("paraphrase", query, [target], lang=lang)
+    for query, target, lang, fields in asked:
+        add("paraphrase", query, [target], lang=lang, **fields)
     return {"seed": SEED, "memories": memories, "queries": queries}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 from bench import quality, quality_set
 
@@ -29,22 +30,68 @@ def test_the_set_is_under_a_mebibyte_and_as_large_as_the_issue_asks() -> None:
     assert len(data["memories"]) - 2400 - len(paraphrase) >= 300
 
 
+def _recall_terms(words: str) -> list[Any]:
+    """The terms ``recall`` reads from these words: stems, and every Latin word of 3 letters or more
+    as a prefix too (``cert`` finds ``certificate``), CJK character pairs."""
+    from mnemo import text
+
+    return text.query_terms(words, latin_prefix=True)
+
+
+def _held(memory: dict[str, Any]) -> set[str]:
+    from mnemo import text
+
+    return set(text.terms(" ".join([memory["content"], *memory["tags"], memory["path"]])))
+
+
 def test_a_paraphrase_shares_no_term_with_the_memory_it_should_find() -> None:
-    """By Mnemo's own analysis (stems, CJK pairs): the word search cannot find the target."""
+    """By recall's own analysis (stems, Latin prefixes, CJK pairs; content, tags and path): the
+    word search cannot find the target."""
     from mnemo import text
 
     data = quality_set.load()
     by_id = {m["id"]: m for m in data["memories"]}
     for query in (q for q in data["queries"] if q["class"] == "paraphrase"):
         (target,) = [by_id[i] for i in query["relevant"]]
-        held = set(text.terms(" ".join([target["content"], *target["tags"], target["path"]])))
-        asked = text.query_terms(query["query"])
-        assert asked and not any(text.matching_words(term, held) for term in asked), query["query"]
-        # while distractors do hold its words
-        carriers = [
-            m for m in data["memories"] if any(text.matching_words(t, set(text.terms(m["content"]))) for t in asked)
-        ]
-        assert len(carriers) >= 5, query["query"]
+        asked = _recall_terms(query["query"])
+        assert asked and not [t.text for t in asked if text.term_matches(t, _held(target))], query["query"]
+
+
+def test_the_rule_is_recall_s_own_prefix_rule() -> None:
+    """The check above would catch the words the first revision of the set let through."""
+    from mnemo import text
+
+    for word, memory in (("cert", "VPN certificate"), ("prod", "production secrets"), ("off", "office/notes")):
+        assert any(text.term_matches(t, text.terms(memory)) for t in _recall_terms(word))
+
+
+def test_paraphrase_distractors_share_everyday_words_and_no_topic_word() -> None:
+    """Each query's distractors hold one of its everyday words (as recall reads them) and no topic
+    word of any paraphrase query; every query word is one or the other (English) or a word too
+    short to mean anything; every memory of the paraphrase block is a target or a distractor of
+    exactly one query, and no two say the same thing."""
+    from mnemo import text
+
+    data = quality_set.load()
+    by_id = {m["id"]: m for m in data["memories"]}
+    paraphrase = [q for q in data["queries"] if q["class"] == "paraphrase"]
+    topics = [t for q in paraphrase for t in _recall_terms(" ".join(q["topic"]))]
+    block = [m["id"] for m in data["memories"][2400:]]
+    assert sorted(i for q in paraphrase for i in [*q["relevant"], *q["distractors"]]) == sorted(block)
+    assert len({text.dedupe_key(by_id[i]["content"]) for i in block}) == len(block)
+    for query in paraphrase:
+        if query["lang"] == "en":
+            words = set(text.terms(query["query"]))
+            assert words <= {*query["everyday"], *query["topic"], *quality_set.FUNCTION}, query["query"]
+            assert not set(query["everyday"]) & set(query["topic"])
+        else:
+            assert all(w in query["query"] for w in [*query["everyday"], *query["topic"]]), query["query"]
+        everyday = _recall_terms(" ".join(query["everyday"]))
+        assert len(query["distractors"]) == quality_set.DISTRACTORS
+        for memory in (by_id[i] for i in query["distractors"]):
+            held = _held(memory)
+            assert any(text.term_matches(t, held) for t in everyday), (query["query"], memory["content"])
+            assert not [t.text for t in topics if text.term_matches(t, held)], memory["content"]
 
 
 def test_every_query_names_one_to_five_memories_that_follow_its_class_rule() -> None:
