@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC
 from typing import Any
 
 from mnemo.local import stream
@@ -141,3 +142,32 @@ def test_records_are_shaped_as_lambda_delivers_them():
     (delivered,) = events[0]["Records"]
     assert delivered["eventSourceARN"] == "arn:stream"
     assert delivered["dynamodb"]["ApproximateCreationDateTime"] == created.timestamp()
+
+
+def test_records_are_delivered_as_lambdas_json_event_binary_values_in_base64():
+    from datetime import datetime
+
+    from mnemo.backends.aws.items import memory_item, record_from_item
+    from mnemo.models.common import utc_now
+    from mnemo.models.records import Embedding, MemoryRecord
+
+    now = utc_now()
+    record = MemoryRecord(
+        id="mem_1", workspace_id="ws_1", project_id="prj_1", content="c", source="test", version=1,
+        created_at=now, updated_at=now, embedding=Embedding.of("m", [0.25, -0.5, 1.0]),
+    )  # fmt: skip
+    item = memory_item(record)
+    assert isinstance(item["embedding"]["B"], bytes)  # as boto3's GetRecords gives it
+    got = {
+        "eventName": "INSERT",
+        "dynamodb": {"Keys": {"pk": item["pk"], "sk": item["sk"]}, "NewImage": item,
+                     "ApproximateCreationDateTime": datetime(2026, 12, 1, tzinfo=UTC)},
+    }  # fmt: skip
+
+    shaped = stream._lambda_shape(got, "arn:stream")
+
+    event = json.loads(json.dumps({"Records": [shaped]}))  # JSON, as Lambda hands it over
+    image = event["Records"][0]["dynamodb"]["NewImage"]
+    assert isinstance(image["embedding"]["B"], str)
+    assert record_from_item(image).embedding == record.embedding
+    assert record_from_item(image) == record

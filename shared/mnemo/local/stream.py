@@ -23,6 +23,7 @@ blocked while a batch is retried, as in Lambda; :meth:`StreamMapping.run` polls 
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 import time
@@ -259,12 +260,30 @@ def _wanted(record: dict[str, Any]) -> bool:
 
 def _lambda_shape(record: dict[str, Any], arn: str) -> dict[str, Any]:
     """A GetRecords record as Lambda delivers it: the stream's ARN added, the creation time in
-    epoch seconds (boto3 parses it into a datetime)."""
+    epoch seconds (boto3 parses it into a datetime), binary attributes in base64 (boto3 decodes
+    them into bytes; Lambda's event is JSON)."""
     data = dict(record["dynamodb"])
     created = data.get("ApproximateCreationDateTime")
     if isinstance(created, datetime):
         data["ApproximateCreationDateTime"] = created.timestamp()
+    for image in ("Keys", "NewImage", "OldImage"):
+        if image in data:
+            data[image] = {name: _json_value(value) for name, value in data[image].items()}
     return {**record, "dynamodb": data, "eventSourceARN": arn}
+
+
+def _json_value(value: dict[str, Any]) -> dict[str, Any]:
+    """One attribute value of an image, its binary parts in base64 as in Lambda's JSON event."""
+    (kind, inner), *_ = value.items()
+    if kind == "B" and isinstance(inner, bytes | bytearray):
+        return {"B": base64.b64encode(inner).decode("ascii")}
+    if kind == "BS":
+        return {"BS": [base64.b64encode(b).decode("ascii") if isinstance(b, bytes | bytearray) else b for b in inner]}
+    if kind == "M":
+        return {"M": {k: _json_value(v) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_json_value(v) for v in inner]}
+    return value
 
 
 def _age_s(record: dict[str, Any]) -> float:
