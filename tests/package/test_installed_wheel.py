@@ -63,6 +63,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     # the checkout's files as a fresh clone has them (tracked and new, nothing ignored: no .venv)
     source = base / "source"
     listed = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT)
+    # and the embedder's files, which every clone's first `make run` / `make install` makes
+    # (scripts/embedder_data.py; not in git)
+    listed += "\0" + "\0".join(str(p.relative_to(ROOT)) for p in (ROOT / "shared/mnemo/embedding/data").iterdir())
     for name in filter(None, listed.split("\0")):
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
