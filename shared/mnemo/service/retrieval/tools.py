@@ -7,8 +7,9 @@ record store's recent listing (no index query).
 recall and recall_context take a ``mode``: ``lexical`` ranks the word search's candidates (terms
 matched, then score, then recency); ``semantic`` ranks the vector search's (cosine, at least
 MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filters, and merges them (``_fuse``): the
-word ranking keeps its order, and a memory found by meaning alone goes above the memories that
-hold a smaller share of the query's terms than its similarity. Without an
+word ranking keeps its order, and a memory found by meaning alone (cosine at least
+HYBRID_MIN_SIMILARITY while the words found something, MIN_SIMILARITY when they found nothing)
+goes above the memories that hold a smaller share of the query's terms than its similarity. Without an
 embedder (``MNEMO_EMBEDDER=none``), or when it fails at query time, ``hybrid`` is ``lexical``."""
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ MEANING_WEIGHT = 1.0
 #: the least cosine at which a memory counts as found by meaning (docs/retrieval.md: unrelated
 #: words reach about 0.2-0.4 with the static model, a memory's own words 0.4-0.75)
 MIN_SIMILARITY = 0.35
+
+#: hybrid's floor while the word search found something: a memory found by meaning alone between
+#: this and MIN_SIMILARITY only ranks among the word hits (above those holding a smaller share of
+#: the terms than its similarity), never answers a query the words found nothing for; chosen on
+#: half of the quality set's paraphrase class (docs/retrieval.md, "Meaning")
+HYBRID_MIN_SIMILARITY = 0.2
 
 
 def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -> MemoryFilter:
@@ -164,7 +171,8 @@ def _similar(ctx: CallContext, args: RetrievalArgs, flt: MemoryFilter, pool: int
             raise EmbedderUnavailable("the embedder cannot embed the query now; retry, or use mode 'lexical'") from exc
         logger.warning("embedder failed on a query; answering by words only")
         return []
-    query = VectorQuery(ctx.scope, vector, embedder.model, flt, pool, MIN_SIMILARITY)
+    floor = MIN_SIMILARITY if strict else HYBRID_MIN_SIMILARITY
+    query = VectorQuery(ctx.scope, vector, embedder.model, flt, pool, floor)
     return ctx.ports.index.similar(query)
 
 
@@ -182,7 +190,11 @@ def _fuse(
     similarity. Heavier first; at equal weight, found by words before found by meaning, then the
     word ranking's own order (index score, newest), then the more similar. So the words' ranking
     is kept as it is, and a memory found by meaning alone goes above the ones that hold too small
-    a share of the terms."""
+    a share of the terms. When the words found nothing, only the meaning candidates at
+    ``MIN_SIMILARITY`` or more count (as in ``semantic``): below it, a candidate is weak evidence
+    that only ranks among word hits, never answers alone."""
+    if not lexical:
+        similar = [hit for hit in similar if hit.score >= MIN_SIMILARITY]
     count = max(1, len(terms))
     position = {m.record.id: i for i, m in enumerate(lexical)}
     matches: dict[str, Match] = {}
