@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,33 +58,31 @@ class VectorSearch:
         if norm == 0:
             return []
         scores = matrix.rows[: matrix.n] @ (q / norm)
-        docs = matrix.docs[: matrix.n]
-        keep = np.flatnonzero(scores >= query.min_score)
-        if keep.size == 0:
-            return []
-        # best first; equal scores newest first (a larger document number is a later write)
-        order = keep[np.lexsort((-docs[keep], -scores[keep]))]
         where, params = filter_sql(query.filter)
+        scoped = (
+            " FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
+            f" WHERE m.workspace_id = ? AND m.project_id = ? AND m.vec_model = ? AND {where}"
+        )
+        scope = (query.scope.workspace_id, query.scope.project_id, query.model, *params)
         hits: list[IndexHit] = []
-        start, size = 0, max(query.limit * 4, 32)
-        while start < order.size and len(hits) < query.limit:
-            chunk = order[start : start + size]
-            start += size
-            size = CHUNK
-            wanted = [int(d) for d in docs[chunk]]
-            rows = conn.execute(
-                "SELECT m.seq, m.body, m.vec, m.vec_model FROM json_each(?) AS c"
-                " CROSS JOIN memories m ON m.seq = c.value"
-                f" WHERE m.workspace_id = ? AND m.project_id = ? AND m.vec_model = ? AND {where}",
-                (json.dumps(wanted), query.scope.workspace_id, query.scope.project_id, query.model, *params),
-            ).fetchall()
-            found = {row["seq"]: row for row in rows}
-            for doc, i in zip(wanted, chunk, strict=True):
-                row = found.get(doc)
-                if row is not None:
-                    hits.append(IndexHit(record_of(row), float(scores[i])))
-                    if len(hits) == query.limit:
-                        break
+        size = max(query.limit * 4, 32)
+        for chunk in _best_first(scores, matrix.docs[: matrix.n], query.min_score, size):
+            wanted = matrix.docs[chunk].tolist()
+            # which pass the filter (numbers only), then the records of the best of those
+            passing = {seq for (seq,) in conn.execute("SELECT m.seq" + scoped, (json.dumps(wanted), *scope))}
+            best = [(doc, score) for doc, score in zip(wanted, scores[chunk].tolist(), strict=True) if doc in passing]
+            while best and len(hits) < query.limit:
+                now, best = best[: query.limit - len(hits)], best[query.limit - len(hits) :]
+                found = {
+                    row["seq"]: row
+                    for row in conn.execute(
+                        "SELECT m.seq, m.body, m.vec, m.vec_model" + scoped, (json.dumps([d for d, _ in now]), *scope)
+                    )
+                }
+                # a record gone (or changed) since the first read is skipped, as one gone before it
+                hits.extend(IndexHit(record_of(found[doc]), score) for doc, score in now if doc in found)
+            if len(hits) == query.limit:
+                break
         return hits
 
     def _matrix(self, conn: sqlite3.Connection, project_id: str, model: str, dim: int) -> _Matrix | None:
@@ -140,3 +139,22 @@ class VectorSearch:
                 matrix.docs[at] = seq
                 matrix.n += 1
             matrix.rows[at] = np.frombuffer(vec, dtype="<f4")
+
+
+def _best_first(scores: Any, docs: Any, min_score: float, size: int) -> Iterator[Any]:
+    """Row numbers at ``min_score`` or more, best first and equal scores newest first (a larger
+    document number is a later write), ``size`` in the first chunk and ``CHUNK`` in each after.
+    Only what is asked for is ordered: each chunk is the rows scoring at least the chunk's last
+    score (``np.partition``), every row tied with it included, so the order is exact."""
+    import numpy as np
+
+    left = np.flatnonzero(scores >= min_score)
+    while left.size:
+        if left.size > size:
+            kth = np.partition(scores[left], left.size - size)[left.size - size]
+            top = scores[left] >= kth
+            chunk, left = left[top], left[~top]
+        else:
+            chunk, left = left, left[:0]
+        yield chunk[np.lexsort((-docs[chunk], -scores[chunk]))]
+        size = CHUNK
