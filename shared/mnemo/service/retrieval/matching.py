@@ -35,6 +35,9 @@ class Match:
     similarity: float | None = None
     #: whether the word search found it (False: by meaning only)
     by_words: bool = True
+    #: False for a memory found by meaning whose terms are not worked out yet (``matched`` empty
+    #: until :func:`completed`: only the ones an answer shows need it)
+    analysed: bool = True
 
     @property
     def matched_by(self) -> str:

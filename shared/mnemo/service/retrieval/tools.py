@@ -121,7 +121,11 @@ def recall(ctx: CallContext, args: RecallArgs) -> RetrievalResult:
         project=ctx.project_ref,
         matched=True,
         results=result_items(
-            ranked[: args.limit], terms, explain=args.explain, prefer_working=args.prefer_working, mode=args.mode
+            completed(ranked[: args.limit], terms, full=args.explain),
+            terms,
+            explain=args.explain,
+            prefer_working=args.prefer_working,
+            mode=args.mode,
         ),
     )
 
@@ -147,7 +151,7 @@ def _recall_ranked(
         lexical.sort(key=lambda m: rank_key(m, prefer_working=args.prefer_working), reverse=True)
     similar = _similar(ctx, args, flt, pool, strict=mode == "semantic") if mode != "lexical" else []
     if mode == "semantic":
-        ranked = [_meaning(hit, terms, full=full) for hit in similar]
+        ranked = [_meaning(hit, terms) for hit in similar]
         ranked.sort(key=lambda m: (args.prefer_working and m.working, m.score), reverse=True)
         if not ranked:
             return terms, [], NoMatch(cause="nothing_similar", reason="no memory's meaning is near the query's")
@@ -176,10 +180,19 @@ def _similar(ctx: CallContext, args: RetrievalArgs, flt: MemoryFilter, pool: int
     return ctx.ports.index.similar(query)
 
 
-def _meaning(hit: IndexHit, terms: list[text.QueryTerm], *, full: bool) -> Match:
-    """A vector search hit as a match found by meaning (with the query terms it holds, if any)."""
-    found = analyse(IndexHit(hit.record, hit.score), terms, full=full) if terms else Match(hit.record, hit.score, [])
-    return replace(found, similarity=hit.score, by_words=False)
+def _meaning(hit: IndexHit, terms: list[text.QueryTerm]) -> Match:
+    """A vector search hit as a match found by meaning; the query terms it holds, if any, are
+    worked out by :func:`completed` for the ones an answer shows (no ranking rule needs them)."""
+    return Match(hit.record, hit.score, [], similarity=hit.score, by_words=False, analysed=not terms)
+
+
+def completed(matches: list[Match], terms: list[text.QueryTerm], *, full: bool) -> list[Match]:
+    """The matches, each found by meaning given the query terms it holds (``explain`` shows them)."""
+    return [
+        m if m.analysed else replace(analyse(IndexHit(m.record, m.score), terms, full=full),
+                                     score=m.score, similarity=m.similarity, by_words=False)
+        for m in matches
+    ]  # fmt: skip
 
 
 def _fuse(
@@ -205,7 +218,7 @@ def _fuse(
         if known is not None:
             matches[hit.record.id] = replace(known, similarity=hit.score)
         else:
-            found = _meaning(hit, terms, full=full)
+            found = _meaning(hit, terms)
             matches[hit.record.id] = replace(found, score=round(MEANING_WEIGHT * hit.score, 6))
     ranked = list(matches.values())
     ranked.sort(
@@ -228,8 +241,9 @@ def recall_context(ctx: CallContext, args: RecallContextArgs) -> RecallContextRe
         pool = min(args.max_items * POOL_FACTOR, POOL_CAP)
         ranked = listing(ctx, _filter(ctx, args), pool, prefer_working=args.prefer_working)
         no_match = None if ranked else nothing_listed(args)
+        terms: list[text.QueryTerm] = []
     else:
-        _, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.max_items * POOL_FACTOR, POOL_CAP))
+        terms, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.max_items * POOL_FACTOR, POOL_CAP))
     chosen: list[Match] = []
     seen: set[str] = set()
     for match in ranked:
@@ -240,7 +254,7 @@ def recall_context(ctx: CallContext, args: RecallContextArgs) -> RecallContextRe
         chosen.append(match)
         if len(chosen) == args.max_items:
             break
-    packed = pack(chosen, args.max_tokens)
+    packed = pack(completed(chosen, terms, full=False), args.max_tokens)
     block = "".join(packed.parts)
     return RecallContextResult(
         project=ctx.project_ref,
