@@ -231,6 +231,10 @@ def test_the_readme_tour_and_administration_run_as_written(clone: Path, server: 
     context = answer_of(tour, "/recall_context")
     assert context["references"] == [first["memory"]["id"], cjk] and context["used_tokens"] <= 200
     assert "Reddit" in context["context"] and "缓存" in context["context"], context
+    allergy = answer_of(tour, "/memory_add", 2)["memory"]["id"]
+    by_meaning = answer_of(tour, "who has nut allergies")["results"]
+    assert by_meaning[0]["reference"] == allergy, by_meaning
+    assert by_meaning[0]["explanation"]["matched_by"] == "meaning", by_meaning
     forgot = answer_of(tour, "/forget")
     assert forgot["forgotten"]["reference"] == first["memory"]["id"], forgot
     error = answer_of(tour, '"limit": 0')
