@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -77,6 +78,11 @@ def baseline(revision: str, quick: bool, n_queries: int, work: Path) -> dict[str
         ["git", "archive", revision, "shared", "bench"], cwd=ROOT, capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    # the embedder's files are made at install, not in git: the checkout's serve a revision that
+    # has the embedder (the same wheel's model; a revision reads the files it knows)
+    data = Path("shared", "mnemo", "embedding", "data")
+    if (tree / data).parent.is_dir() and (ROOT / data).is_dir() and not (tree / data).exists():
+        shutil.copytree(ROOT / data, tree / data)
     command = [sys.executable, "-m", "bench.run", "--only", "search", "--queries", str(n_queries)]
     env = {**os.environ, "PYTHONPATH": f"{tree / 'shared'}{os.pathsep}{tree}", "PYTHONDONTWRITEBYTECODE": "1"}
     subprocess.run([*command, *(["--quick"] if quick else [])], cwd=tree, env=env, check=True)
