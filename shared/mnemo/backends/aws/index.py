@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConflictError, NotFoundError, RequestError, TransportError
@@ -262,6 +262,10 @@ def search_body(query: IndexQuery, since: datetime | None = None) -> dict[str, A
     if since is not None:
         body["aggs"] = fresh.fresh_aggregation(since)
     return body
+
+
+_Query = TypeVar("_Query", IndexQuery, VectorQuery)
+_Page = TypeVar("_Page", fresh.IndexPage, list[IndexHit])
 
 
 class RecentChanges(Protocol):
@@ -494,17 +498,29 @@ class OpenSearchIndex:
             return []
         if self._changes is None:
             return self._query(query, None).hits
+        return self._with_changes(query, self._query, fresh.merge)
+
+    def _with_changes(
+        self,
+        query: _Query,
+        ask: Callable[[_Query, datetime], _Page],
+        merge: Callable[[_Query, _Page, Sequence[RecentChange]], fresh.Merged],
+    ) -> list[IndexHit]:
+        """``ask`` the index on a pool thread while this one reads the project's recent changes
+        (one consistent ``Query``; this thread keeps the trace context its DynamoDB call needs),
+        then ``merge`` them; when the changes removed hits from a full page, ask for enough to fill it."""
+        assert self._changes is not None
         since = utc_now() - self._window
-        pending = fresh.pool().submit(self._query, query, since)
+        pending = fresh.pool().submit(ask, query, since)
         try:
             changes, _ = self._changes.recent_changes(query.scope, since, self._first_page, MAX_RECENT_CHANGES)
         except BaseException:
             pending.cancel()
             raise
-        merged = fresh.merge(query, pending.result(), changes)
-        if merged.short:  # changes removed hits from a full page: ask for enough to fill it
+        merged = merge(query, pending.result(), changes)
+        if merged.short:
             wider = replace(query, limit=query.limit + len(changes))
-            merged = fresh.merge(query, self._query(wider, since), changes)
+            merged = merge(query, ask(wider, since), changes)
         return merged.hits
 
     def _query(self, query: IndexQuery, since: datetime | None) -> fresh.IndexPage:
@@ -538,20 +554,10 @@ class OpenSearchIndex:
             return []
         if self._changes is None:
             return self._similar(query)
-        since = utc_now() - self._window
-        pending = fresh.pool().submit(self._similar, query)
-        try:
-            changes, _ = self._changes.recent_changes(query.scope, since, self._first_page, MAX_RECENT_CHANGES)
-        except BaseException:
-            pending.cancel()
-            raise
-        merged = fresh.merge_similar(query, pending.result(), changes)
-        if merged.short:  # changes removed hits from a full page: ask for enough to fill it
-            wider = replace(query, limit=query.limit + len(changes))
-            merged = fresh.merge_similar(query, self._similar(wider), changes)
-        return merged.hits
+        return self._with_changes(query, self._similar, fresh.merge_similar)
 
-    def _similar(self, query: VectorQuery) -> list[IndexHit]:
+    def _similar(self, query: VectorQuery, since: datetime | None = None) -> list[IndexHit]:
+        """(``since`` unused: a vector search lists no window; the argument keeps ``_with_changes``'s shape.)"""
         try:  # (a dimension never written has no field: the ``exists`` filter then matches nothing)
             out = self.client.search(index=self.alias, body=similar_body(query), routing=query.scope.project_id)
         except NotFoundError:
