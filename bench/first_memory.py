@@ -38,6 +38,8 @@ KEY_LINE = re.compile(r'^\s*export MNEMO_KEY="(?P<key>[^"]+)"\s*$', re.M)
 EXPECTED = (
     re.compile(r"^Creating \.venv with python3?$"),
     re.compile(r"^Installing the server's dependencies into \.venv \(once; about 30 s\)$"),
+    re.compile(r"^\.venv/bin/python scripts/embedder_data\.py --force$"),
+    re.compile(r"^embedder data: [\d.]+ \+ [\d.]+ MiB in \S+$"),
     re.compile(r"^\.venv/bin/mnemo serve$"),
     re.compile(r"^Mnemo listening on http://127\.0\.0\.1:\d+ \(backend: sqlite, data: \.mnemo/mnemo\.db\)$"),
     re.compile(r"^  REST http://127\.0\.0\.1:\d+/v1/tools/<tool>   MCP http://127\.0\.0\.1:\d+/mcp   Ctrl-C stops$"),
