@@ -372,27 +372,20 @@ class DynamoMemoryStore:
         stream then re-indexes it at that version, vector included)."""
         scope = Scope(record.workspace_id, record.project_id)
         attributes = embedding_attributes(record)
+        values: dict[str, Any] = {":v": {"N": str(record.version)}}
+        if attributes:
+            update = "SET embedding = :e, embedding_model = :m"
+            values |= {":e": attributes["embedding"], ":m": attributes["embedding_model"]}
+        else:
+            update = "REMOVE embedding, embedding_model"
         try:
-            if attributes:
-                self.client.update_item(
-                    TableName=self.table,
-                    Key=memory_key(scope, record.id),
-                    UpdateExpression="SET embedding = :e, embedding_model = :m",
-                    ConditionExpression="version = :v",
-                    ExpressionAttributeValues={
-                        ":e": attributes["embedding"],
-                        ":m": attributes["embedding_model"],
-                        ":v": {"N": str(record.version)},
-                    },
-                )
-            else:
-                self.client.update_item(
-                    TableName=self.table,
-                    Key=memory_key(scope, record.id),
-                    UpdateExpression="REMOVE embedding, embedding_model",
-                    ConditionExpression="version = :v",
-                    ExpressionAttributeValues={":v": {"N": str(record.version)}},
-                )
+            self.client.update_item(
+                TableName=self.table,
+                Key=memory_key(scope, record.id),
+                UpdateExpression=update,
+                ConditionExpression="version = :v",
+                ExpressionAttributeValues=values,
+            )
         except ClientError as exc:
             if is_condition_failure(exc):
                 return False
