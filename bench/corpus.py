@@ -148,10 +148,10 @@ def _index_layout() -> str:
     impacts of a document."""
     import inspect
 
-    from mnemo.backends.sqlite import index
+    from mnemo.backends.sqlite import postings
 
-    constants = (index.K1, index.B, index.FIELD_WEIGHTS, index.PIVOT, index.SCALE, index.SURFACE)
-    return repr(constants) + inspect.getsource(index.document_keys) + inspect.getsource(index.SqliteSearchIndex._insert)
+    constants = (postings.K1, postings.B, postings.FIELD_WEIGHTS, postings.PIVOT, postings.SCALE, postings.SURFACE)
+    return repr(constants) + inspect.getsource(postings.document_keys) + inspect.getsource(postings.insert_document)
 
 
 class Vocabulary:

@@ -17,7 +17,7 @@ or more CJK characters therefore finds every memory that contains it, and a one-
 query matches as a prefix.
 
 The backends index what :func:`terms` and :func:`stem` give (SQLite: its own inverted index of
-stems and differing surface words, ``backends/sqlite/index.py``; OpenSearch: the surface terms and
+stems and differing surface words, ``backends/sqlite/postings.py``; OpenSearch: the surface terms and
 the stems in separate ``whitespace``-analysed fields) and match query terms by this rule
 (:func:`term_matches` is the reference). :data:`ANALYSIS` names the analysis; an index built with
 another one is re-indexed.

@@ -72,12 +72,9 @@ class Indexer:
 
 
 def _drop_index_row(ports: Ports, memory_id: str) -> None:
-    from mnemo.backends.sqlite.index import drop_document
-
-    db = ports.db  # type: ignore[attr-defined]
-    with db.write() as conn:
-        for row in conn.execute("SELECT project_id FROM index_docs WHERE id = ?", (memory_id,)).fetchall():
-            drop_document(conn, row["project_id"], memory_id)
+    index = ports.index  # type: ignore[attr-defined]
+    for entry in index.entries_of(memory_id):
+        index.drop(entry.scope.project_id, memory_id)
 
 
 @pytest.fixture

@@ -39,14 +39,8 @@ def is_aws(ports: Ports) -> bool:
 def indexed(ports: Ports, scope: Scope, ids: list[str]) -> dict[str, int]:
     """memory id → version of the live (not tombstoned) entries the index holds, read directly."""
     if not is_aws(ports):
-        db = ports.db  # type: ignore[attr-defined]
-        with db.write() as conn:
-            marks = ",".join("?" * len(ids))
-            rows = conn.execute(
-                f"SELECT id, version FROM index_docs WHERE project_id = ? AND id IN ({marks})",
-                (scope.project_id, *ids),
-            ).fetchall()
-        return {row["id"]: row["version"] for row in rows}
+        entries = ports.index.entries([(scope.project_id, i) for i in ids])  # type: ignore[attr-defined]
+        return {memory_id: entry.version for (_, memory_id), entry in entries.items()}
     from mnemo.backends.aws.index import doc_id
 
     index = ports.index  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 layout or analysis is rebuilt.
 
 ``SqliteSearchIndex.search`` reads only the best postings of each key (the threshold algorithm,
-``backends/sqlite/index.py``). These tests hold it to a reference that scores every document of
+``backends/sqlite/topk.py``). These tests hold it to a reference that scores every document of
 the project with the same formula, on the edges where reading the top is not enough: filters that
 reject the best documents, ties, rare co-occurrences, prefixes, working memories first; with small
 round sizes, so that several rounds and the fallbacks run."""
@@ -18,7 +18,8 @@ import pytest
 from mnemo import text
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.backends.sqlite.db import INDEX_VERSION
-from mnemo.backends.sqlite.index import SURFACE, SqliteSearchIndex, document_keys, idf
+from mnemo.backends.sqlite.index import SqliteSearchIndex
+from mnemo.backends.sqlite.postings import SURFACE, document_keys, idf
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import query_terms

@@ -35,7 +35,7 @@ class SqliteBackend:
         self.limiter = SqliteRateLimiter(self.db)
         self.tenants = SqliteTenantStore(self.db)
         self.idempotency = SqliteIdempotencyStore(self.db)
-        self.maintenance = SqliteMaintenance(self.db)
+        self.maintenance = SqliteMaintenance(self.db, self.index)
         self.store.migrate()
         if self.index.outdated():
             self.index.rebuild()

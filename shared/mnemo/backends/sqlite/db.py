@@ -74,7 +74,7 @@ class Database:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA case_sensitive_like=ON")
             conn.execute("PRAGMA foreign_keys=ON")
-            # Searches look up postings and records at random (backends/sqlite/index.py): reading
+            # Searches look up postings and records at random (backends/sqlite/topk.py): reading
             # pages through a memory map instead of read() calls halves their cost at 100k memories.
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self._local.conn = conn
@@ -105,6 +105,22 @@ class Database:
             _execute(conn, "COMMIT")
         finally:
             self._local.depth = 0
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: its statements see one state of the database (inside a write
+        transaction, that one's)."""
+        conn = self.conn()
+        if self._local.depth:
+            yield conn
+            return
+        _execute(conn, "BEGIN")
+        self._local.depth = 1  # a write inside it cannot start its own transaction
+        try:
+            yield conn
+        finally:
+            self._local.depth = 0
+            _execute(conn, "COMMIT")
 
     def close(self) -> None:
         with self._lock:

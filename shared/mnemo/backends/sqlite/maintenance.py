@@ -3,9 +3,15 @@
 A memory's index row commits in the same transaction as the memory itself, so drift here is rare
 (a file edited by hand, a write that reached only one side): index documents whose memory is gone,
 and memories the index lacks or holds at another version. The store walk pages ``memories`` by
-``seq`` (a one-integer cursor); the index walk pages the index's document table ``index_docs`` by
-(project, memory id); the expiry walk pages by ``(expires_at, seq)`` over the partial index
-``memories_expiry``. There are no tombstones: a delete removes the index row in its transaction.
+``seq`` (a one-integer cursor) and asks the index for those memories' documents
+(``SqliteSearchIndex.entries``); the index walk pages the index's documents by (project, memory
+id) (``SqliteSearchIndex.walk``) and reads their records; the expiry walk pages by
+``(expires_at, seq)`` over the partial index ``memories_expiry``. The index's tables are its own:
+this module reads them only through its public methods. There are no tombstones: a delete removes
+the index row in its transaction.
+
+A walk reads the memories and the index's documents in two statements, inside one read
+transaction (``Database.snapshot``), so they see the same state, as the one join they replace did.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import VECTOR_COLUMNS, Database, now_ms, outage, record_of
-from mnemo.backends.sqlite.index import drop_document
+from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Comparison, IndexEntry, Page, RepairMark, Scope
@@ -27,29 +33,15 @@ def _seq_cursor(cursor: str | None) -> int:
     return int(cursor) if cursor else 0
 
 
-def _entry(row: sqlite3.Row) -> IndexEntry:
-    """The index document of a row carrying ``index_docs``' columns (``x_*``)."""
-    return IndexEntry(
-        ref=str(row["x_rowid"]),
-        scope=Scope(row["x_workspace"], row["x_project"]),
-        memory_id=row["x_id"],
-        version=row["x_version"],
-    )
-
-
-_INDEX_COLUMNS = (
-    "x.workspace_id AS x_workspace, x.project_id AS x_project, x.id AS x_id, x.doc AS x_rowid, x.version AS x_version"
-)
-
-
 def _page(items: list[Any], rows: list[sqlite3.Row], limit: int, cursor_of: str) -> Page[Any]:
     return Page(items, str(rows[-1][cursor_of]) if len(rows) == limit else None)
 
 
 @translate_errors(outage)
 class SqliteMaintenance:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, index: SqliteSearchIndex) -> None:
         self.db = db
+        self.index = index
 
     def expired(self, now: datetime, cursor: str | None, limit: int) -> Page[MemoryRecord]:
         after_at, _, after_seq = (cursor or "|0").partition("|")
@@ -91,43 +83,40 @@ class SqliteMaintenance:
             )
 
     def store_walk(self, cursor: str | None, limit: int) -> Page[Comparison]:
-        rows = (
-            self.db.conn()
-            .execute(
-                f"SELECT m.seq, {VECTOR_COLUMNS}, {_INDEX_COLUMNS} FROM memories m"
-                " LEFT JOIN index_docs x ON x.project_id = m.project_id AND x.id = m.id"
-                " WHERE m.seq > ? ORDER BY m.seq LIMIT ?",
+        with self.db.snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT m.seq, {VECTOR_COLUMNS} FROM memories m WHERE m.seq > ? ORDER BY m.seq LIMIT ?",
                 (_seq_cursor(cursor), limit),
-            )
-            .fetchall()
-        )
-        items = [Comparison(record_of(row), _entry(row) if row["x_id"] is not None else None) for row in rows]
+            ).fetchall()
+            records = [record_of(row) for row in rows]
+            held = self.index.entries((r.project_id, r.id) for r in records)
+        items = [Comparison(r, held.get((r.project_id, r.id))) for r in records]
         return _page(items, rows, limit, "seq")
 
     def index_walk(self, cursor: str | None, limit: int) -> Page[Comparison]:
-        after_project, after_id = json.loads(cursor) if cursor else ("", "")
-        rows = (
-            self.db.conn()
-            .execute(
-                f"SELECT {_INDEX_COLUMNS}, {VECTOR_COLUMNS} FROM index_docs x"
-                " LEFT JOIN memories m ON m.project_id = x.project_id AND m.id = x.id"
-                " WHERE (x.project_id, x.id) > (?, ?) ORDER BY x.project_id, x.id LIMIT ?",
-                (after_project, after_id, limit),
-            )
-            .fetchall()
-        )
-        items = [Comparison(record_of(row) if row["body"] is not None else None, _entry(row)) for row in rows]
-        last = json.dumps([rows[-1]["x_project"], rows[-1]["x_id"]]) if len(rows) == limit else None
-        return Page(items, last)
+        with self.db.snapshot() as conn:
+            page = self.index.walk(cursor, limit)
+            keys = [(e.scope.project_id, e.memory_id) for e in page.items if e.scope is not None]
+            rows = conn.execute(
+                f"SELECT {VECTOR_COLUMNS} FROM json_each(?) AS k"
+                " CROSS JOIN memories m ON m.project_id = k.value ->> 0 AND m.id = k.value ->> 1",
+                (json.dumps(keys),),
+            ).fetchall()
+        records: dict[tuple[str, str | None], MemoryRecord] = {(r.project_id, r.id): r for r in map(record_of, rows)}
+        items = [
+            Comparison(records.get((e.scope.project_id, e.memory_id)) if e.scope is not None else None, e)
+            for e in page.items
+        ]
+        return Page(items, page.cursor)
 
     def drop(self, entry: IndexEntry) -> bool:
         if entry.scope is None or entry.memory_id is None:
             return False
-        with self.db.write() as conn:
+        with self.db.write() as conn:  # the index's drop joins this transaction
             live = "SELECT 1 FROM memories WHERE project_id = ? AND id = ?"
             if conn.execute(live, (entry.scope.project_id, entry.memory_id)).fetchone():
                 return False  # the document belongs to a live memory
-            return drop_document(conn, entry.scope.project_id, entry.memory_id)  # False: dropped by another run
+            return self.index.drop(entry.scope.project_id, entry.memory_id)  # False: dropped by another run
 
     def purge(self, entry: IndexEntry) -> bool:
         return False  # no tombstones here
