@@ -80,8 +80,8 @@ def load_corpus(
 ) -> None:
     """The corpus straight into the index (``_bulk``, external versions, then one refresh) and,
     with ``into_table``, the table (``BatchWriteItem``): loading is not what is measured."""
-    from mnemo.backends.aws.index import doc_id, document
     from mnemo.backends.aws.items import memory_item
+    from mnemo.backends.aws.mapping import doc_id, document
     from mnemo.models.records import MemoryRecord
     from opensearchpy import helpers
 

@@ -123,7 +123,7 @@ def opensearch_url(given: str | None) -> tuple[str | None, Any]:
 
 
 def time_opensearch(url: str, cases: list[tuple[str, str]], repeat: int) -> list[dict[str, Any]]:
-    from mnemo.backends.aws.index import like_to_wildcard
+    from mnemo.backends.aws.query import like_to_wildcard
     from opensearchpy import OpenSearch
 
     client = OpenSearch(url, timeout=30)

@@ -307,7 +307,7 @@ def _seed_cleanup_work(stack: BuiltStack) -> None:
     """Give the cleanup run one of each kind of work, so every permission it needs is exercised:
     an expired record (delete from store and index), an old delete tombstone (purge), and an index
     entry whose record is gone (make it unsearchable)."""
-    from mnemo.backends.aws.index import doc_id
+    from mnemo.backends.aws.mapping import doc_id
     from mnemo.ids import memory_id
     from mnemo.models.common import format_ts, utc_now
     from mnemo.models.records import MemoryRecord

@@ -41,7 +41,7 @@ def indexed(ports: Ports, scope: Scope, ids: list[str]) -> dict[str, int]:
     if not is_aws(ports):
         entries = ports.index.entries([(scope.project_id, i) for i in ids])  # type: ignore[attr-defined]
         return {memory_id: entry.version for (_, memory_id), entry in entries.items()}
-    from mnemo.backends.aws.index import doc_id
+    from mnemo.backends.aws.mapping import doc_id
 
     index = ports.index  # type: ignore[attr-defined]
     docs = [{"_id": doc_id(scope.project_id, i), "routing": scope.project_id} for i in ids]

@@ -319,7 +319,7 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend, 
     """An existing deployment keeps its index and alias: the first document the strict mapping
     refuses for want of the stems fields adds them (PUT <alias>/_mapping), and is written — by
     the stream indexer, the one writer of the index."""
-    from mnemo.backends.aws.index import INDEX_VERSION, LAYOUT, MAPPINGS
+    from mnemo.backends.aws.mapping import INDEX_VERSION, LAYOUT, MAPPINGS
 
     client = own_backend.index.client
     alias = f"layout-one-{utc_now().strftime('%H%M%S%f')}"

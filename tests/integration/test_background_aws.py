@@ -17,7 +17,8 @@ import boto3
 import pytest
 from mnemo import runtime
 from mnemo.backends.aws import AwsBackend, Tables
-from mnemo.backends.aws.index import OpenSearchIndex, doc_id
+from mnemo.backends.aws.index import OpenSearchIndex
+from mnemo.backends.aws.mapping import doc_id
 from mnemo.local.server import LocalContext
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope
@@ -420,7 +421,7 @@ def test_an_index_ahead_of_the_store_is_counted_and_left_alone(clean):
 def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
     # Given a memory whose index document was written before stems existed (layout 1: words as
     # written only, no analysis recorded), at the record's own version
-    from mnemo.backends.aws.index import document
+    from mnemo.backends.aws.mapping import document
 
     tenant = new_tenant(Service(clean))
     memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory

@@ -61,7 +61,7 @@ def test_stream_event_is_applied_to_the_index(aws_stack, aws_backend, path):
     """The sample's images are older than the indexer's verification age and their records do not
     exist in this store, so verification is switched off: the images are applied as they are."""
     from mnemo import runtime
-    from mnemo.backends.aws.index import doc_id
+    from mnemo.backends.aws.mapping import doc_id
     from mnemo.service.pipeline import Service
 
     event = json.loads(path.read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mnemo.backends.aws.index import INDEX_VERSION
+from mnemo.backends.aws.mapping import INDEX_VERSION
 
 from tests.support.iam import VPC_POLICY, managed_statements, role_of, role_policies
 from tests.support.template import load_template

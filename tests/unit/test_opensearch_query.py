@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from mnemo.backends.aws.index import like_to_wildcard, search_body
+from mnemo.backends.aws.query import like_to_wildcard, search_body
 from mnemo.models.common import utc_now
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import query_terms

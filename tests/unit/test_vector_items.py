@@ -6,8 +6,9 @@ from __future__ import annotations
 import base64
 from datetime import UTC, datetime
 
-from mnemo.backends.aws.index import document, similar_body, vector_field
 from mnemo.backends.aws.items import memory_item, record_from_item
+from mnemo.backends.aws.mapping import document, vector_field
+from mnemo.backends.aws.query import similar_body
 from mnemo.backends.aws.stream import change_from_stream_record
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.ports import MemoryFilter, Scope, VectorQuery

@@ -1,9 +1,10 @@
 """Engine failures as the service's errors, at the adapters' edge.
 
 Each backend names the exceptions of its engine that mean "down right now" (a ``classify``
-function returning the ``Unavailable`` to raise, or None); :func:`translate_errors` wraps every
-public method of an adapter class with it. Everything else an engine raises is a bug and stays
-as it is (the API answers it with a bare 500).
+function of the exception and the name of the method it escaped, returning the ``Unavailable`` to
+raise, or None); :func:`translate_errors` wraps every public method of an adapter class with it,
+so a method added later cannot forget it. Everything else an engine raises is a bug and stays as
+it is (the API answers it with a bare 500).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any, TypeVar
 from mnemo.errors import Unavailable
 
 C = TypeVar("C", bound=type)
-Classify = Callable[[BaseException], Unavailable | None]
+#: (the exception, the public method it escaped: for the logged cause) → the outage, or None
+Classify = Callable[[BaseException, str], Unavailable | None]
 
 
 def translate_errors(classify: Classify) -> Callable[[C], C]:
@@ -40,7 +42,7 @@ def _wrapped(method: Callable[..., Any], classify: Classify) -> Callable[..., An
         except Unavailable:
             raise
         except Exception as exc:
-            error = classify(exc)
+            error = classify(exc, method.__name__)
             if error is None:
                 raise
             raise error from exc

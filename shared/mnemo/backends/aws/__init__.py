@@ -2,8 +2,9 @@
 (the full-text index), with clients built once per process and injected.
 
 One module per port, as in ``backends/sqlite``: ``store``, ``index``, ``tenants``, ``limiter``,
-``idempotency``, ``maintenance``; ``items`` (DynamoDB keys and encoding), ``clients``, ``errors``
-and ``stream`` (the table's change stream, read for the indexer) serve them.
+``idempotency``, ``maintenance``; ``items`` (DynamoDB keys and encoding), ``mapping`` (the
+index's mapping, documents and set-up), ``query`` (its DSL), ``fresh`` (read-your-writes),
+``clients``, ``errors`` and ``stream`` (the table's change stream, read for the indexer) serve them.
 """
 
 from __future__ import annotations
@@ -103,7 +104,10 @@ class AwsBackend:
         if self._maintenance is None:
             from mnemo.backends.aws.maintenance import AwsMaintenance
 
-            self._maintenance = AwsMaintenance(self.store, self.index)
+            index = self.index
+            self._maintenance = AwsMaintenance(
+                self.dynamodb, self.tables.memories, index.client, index.setup, refresh=index.refresh
+            )
         return self._maintenance
 
     def close(self) -> None:

@@ -7,7 +7,8 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import TransportError
 
-from mnemo.errors import StoreUnavailable
+from mnemo.backends.errors import Classify
+from mnemo.errors import IndexUnavailable, StoreUnavailable
 
 #: DynamoDB error codes that mean "overloaded or briefly down", not "your request is wrong"
 OUTAGE_CODES = frozenset(
@@ -21,7 +22,7 @@ OUTAGE_CODES = frozenset(
 )
 
 
-def outage(exc: BaseException) -> StoreUnavailable | None:
+def outage(exc: BaseException, operation: str = "") -> StoreUnavailable | None:
     """Throttling, 5xx and connection failures of DynamoDB are outages (503); other errors are bugs."""
     if isinstance(exc, ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
@@ -64,3 +65,30 @@ def index_cause(exc: TransportError) -> str:
     if isinstance(exc, OpenSearchConnectionError) or not isinstance(exc.status_code, int):
         return type(exc).__name__
     return f"{exc.status_code} {exc.error or ''}".strip()[:200]
+
+
+def index_errors(default: str, **by_operation: str) -> Classify:
+    """The ``classify`` of an OpenSearch adapter (``backends.errors.translate_errors``): an outage
+    (:func:`index_outage`) becomes :class:`IndexUnavailable`, its cause naming what failed — the
+    operation's kind (``by_operation``: method name → kind, else ``default``) — and why."""
+
+    def classify(exc: BaseException, operation: str = "") -> IndexUnavailable | None:
+        if not isinstance(exc, TransportError) or not index_outage(exc):
+            return None
+        what = by_operation.get(operation, default)
+        return IndexUnavailable(cause=f"OpenSearch {what} failed: {index_cause(exc)}")
+
+    return classify
+
+
+def either(*classifiers: Classify) -> Classify:
+    """The first outage any of them finds (an adapter over both engines: the cleanup job's)."""
+
+    def classify(exc: BaseException, operation: str = "") -> StoreUnavailable | IndexUnavailable | None:
+        for one in classifiers:
+            error = one(exc, operation)
+            if error is not None:
+                return error  # type: ignore[return-value]
+        return None
+
+    return classify

@@ -2,12 +2,13 @@
 
 The index follows the table through its stream (``stream.py`` → the indexer), so it shows a
 change a stream batch and a refresh after the write returned (≈ 1–2 s). Every search therefore
-also reads, in parallel with the OpenSearch query, the project's changes of the last
-``window`` from DynamoDB (``DynamoMemoryStore.recent_changes``: the ``recent`` index, read
-consistently), and merges them here, in Python, exactly as the index would have matched them:
+also reads the project's changes of the last ``window`` from DynamoDB
+(``DynamoMemoryStore.recent_changes``: the ``recent`` index, read consistently) while the
+OpenSearch query runs on a pool thread (:class:`ReadYourWrites`), and merges them here, in
+Python, exactly as the index would have matched them:
 
 * terms: the query's terms (already analysed by ``mnemo.text``) against the terms of
-  :func:`~mnemo.backends.aws.index.document` — the very document the indexer writes — with
+  :func:`~mnemo.backends.aws.mapping.document` — the very document the indexer writes — with
   ``mnemo.text.term_matches``; filters: ``items.matches`` (``mnemo.like`` for LIKE patterns);
 * a hit whose memory changed since it was indexed is replaced by the current version when that
   still matches (keeping the hit's score), and dropped when it no longer matches, was deleted or
@@ -32,21 +33,22 @@ from __future__ import annotations
 import math
 import operator
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Protocol, TypeVar
 
 from mnemo import text
 from mnemo.backends.aws.items import RecentChange, matches
-from mnemo.models.common import format_ts
+from mnemo.backends.aws.mapping import TERM_FIELDS, document
+from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery, VectorQuery
+from mnemo.ports import IndexHit, IndexQuery, Scope, VectorQuery
 
-#: the most documents the ``fresh`` aggregation lists (OpenSearch's ``max_inner_result_window``)
-FRESH_DOCS = 100
+#: the most recent changes one search merges (a burst beyond this within the window is merged in part)
+MAX_RECENT_CHANGES = 1000
 
-_TERM_FIELDS = ("content_terms", "tags_terms", "path_terms")
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -78,20 +80,10 @@ class IndexPage:
         return len(self.hits) >= self.size
 
 
-def fresh_aggregation(since: datetime) -> dict[str, object]:
-    """The ``aggs`` of a search that lists the documents of the window matching the query."""
-    top = {"size": FRESH_DOCS, "_source": False, "version": True, "sort": [{"updated_at": "desc"}]}
-    return {
-        "fresh": {"filter": {"range": {"updated_at": {"gte": format_ts(since)}}}, "aggs": {"docs": {"top_hits": top}}}
-    }
-
-
 def matched_terms(query: IndexQuery, record: MemoryRecord) -> int:
     """How many of the query's terms the record's indexed document contains."""
-    from mnemo.backends.aws.index import document
-
     doc = document(record)
-    terms = {term for name in _TERM_FIELDS for term in doc[name].split()}
+    terms = {term for name in TERM_FIELDS for term in doc[name].split()}
     return sum(1 for term in query.terms if text.term_matches(term, terms))
 
 
@@ -120,6 +112,50 @@ def order_key(query: IndexQuery, hit: IndexHit) -> tuple[bool, float, datetime, 
     record = hit.record
     working = query.prefer_working and (record.kind or "").casefold() == "working"
     return (working, hit.score, record.updated_at, record.id)
+
+
+class RecentChanges(Protocol):
+    """Where a search finds the changes the index may not show yet (``DynamoMemoryStore``)."""
+
+    def recent_changes(
+        self, scope: Scope, since: datetime, first_page: int, most: int
+    ) -> tuple[list[RecentChange], bool]: ...
+
+
+_Query = TypeVar("_Query", IndexQuery, VectorQuery)
+_Page = TypeVar("_Page", IndexPage, list[IndexHit])
+
+
+@dataclass(frozen=True, slots=True)
+class ReadYourWrites:
+    """A search's two halves at once: the index asked on a pool thread while this one reads the
+    project's changes of the last ``window`` (one consistent ``Query`` of ``first_page`` items;
+    this thread keeps the trace context its DynamoDB call needs), then merged."""
+
+    changes: RecentChanges
+    window: timedelta
+    first_page: int
+
+    def search(
+        self,
+        query: _Query,
+        ask: Callable[[_Query, datetime], _Page],
+        merge: Callable[[_Query, _Page, Sequence[RecentChange]], Merged],
+    ) -> list[IndexHit]:
+        """``ask`` the index while reading the changes, then ``merge`` them; when the changes
+        removed hits from a full page, ask for enough to fill it."""
+        since = utc_now() - self.window
+        pending = pool().submit(ask, query, since)
+        try:
+            changes, _ = self.changes.recent_changes(query.scope, since, self.first_page, MAX_RECENT_CHANGES)
+        except BaseException:
+            pending.cancel()
+            raise
+        merged = merge(query, pending.result(), changes)
+        if merged.short:
+            wider = replace(query, limit=query.limit + len(changes))
+            merged = merge(query, ask(wider, since), changes)
+        return merged.hits
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ IN_PROGRESS_BUDGET_MS = 30_000
 KEY_PREFIX = "mnemo.memory_add"
 
 
-def _outage(exc: BaseException) -> StoreUnavailable | None:
+def _outage(exc: BaseException, operation: str = "") -> StoreUnavailable | None:
     """Powertools wraps the table's failures in ``IdempotencyPersistenceLayerError``."""
     if isinstance(exc, IdempotencyPersistenceLayerError) and exc.__cause__ is not None:
         return outage(exc.__cause__)

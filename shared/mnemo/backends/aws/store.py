@@ -6,7 +6,8 @@ the project's memories names the memory that holds it (``memory_id``) and expire
 or delete and the claim's conditional put or delete, so a claim and its memory never disagree and
 of two identical adds one commits and the other finds the claim taken — a conditional write, not
 a read-then-write. Only when a condition fails (the claim is held, or held by another) does a call
-read and try again. No ``MEM#`` query, scan, LSI, GSI or stream filter sees claim items.
+read and try again (``_write_claimed``, the one retry loop of ``create`` and ``replace``). No
+``MEM#`` query, scan, LSI, GSI or stream filter sees claim items.
 
 Every change of a memory is one conditional write of its item (a put; a delete is an update that
 leaves a delete marker, ``items.delete_marker_update``), alone or in that transaction with its
@@ -14,17 +15,15 @@ claim; the table's stream carries it to the index (``stream.py`` and the indexer
 :meth:`DynamoMemoryStore.recent_changes` reads the changes the index may not show yet, for the
 search adapter.
 
-Besides the ``MemoryStore`` port it offers what the cleanup job needs of the table (``AwsMaintenance``
-composes it with the index): bounded scans, the repair marks of the sparse GSI ``repair``, batch
-reads, and the walks' checkpoints (items ``pk = MAINTENANCE``, ``sk = CHECKPOINT#<walk>``, which no
-``MEM#`` query, scan or stream filter ever sees).
+The cleanup job's reads and writes of the table (scans, the repair marks' GSI, batch reads,
+checkpoints) are the maintenance adapter's (``maintenance.py``); ``mark_for_repair``, which the
+stream indexer calls, is the store's.
 """
 
 from __future__ import annotations
 
-import json
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any
@@ -36,13 +35,11 @@ from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
     MAX_LISTING_ITEMS,
     RECENT_INDEX,
-    REPAIR_INDEX,
     REPAIR_SHARDS,
     RecentChange,
     delete_marker_update,
     embedding_attributes,
     filter_expression,
-    from_item,
     is_marker,
     matches,
     memory_item,
@@ -55,10 +52,8 @@ from mnemo.backends.aws.items import (
 from mnemo.backends.errors import translate_errors
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import Duplicate, MemoryFilter, Page, RepairMark, Scope, VersionConflict
+from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
-CHECKPOINT_PK = "MAINTENANCE"
-_BATCH_GET = 100
 #: pages of ``recent_changes`` after its first one (a burst of changes overflowed it)
 _RECENT_PAGE_MAX = 500
 #: a claim changed under a write (another write took or gave it up meanwhile): tries before giving up
@@ -148,27 +143,57 @@ class DynamoMemoryStore:
                 "ExpressionAttributeNames": {"#del": "deleted"},
             }
         }
+
+        def held(holder: str) -> bool:
+            if dedupe:
+                raise Duplicate(holder)
+            self._put_new(record)  # a duplicate that was asked for: stored, without the claim
+            return True
+
+        self._write_claimed(record, put, claim, held=held)
+
+    def _write_claimed(
+        self,
+        record: MemoryRecord,
+        write: dict[str, Any],
+        claim: str,
+        *,
+        release: dict[str, Any] | None = None,
+        held: Callable[[str], bool],
+    ) -> None:
+        """The memory's conditional ``write``, its claim taken (and ``release``, its old claim's
+        delete) in one transaction. When a condition fails, read and try again, at most
+        ``_CLAIM_ATTEMPTS`` times: the write's → :class:`VersionConflict` (unless this very write
+        had landed); the release's → the record did not hold its old claim: go on without it;
+        the claim's → who holds it: nobody (given up meanwhile) or an expired memory (whose claim
+        passes to this one) → take it; a live memory → ``held(holder)``, True when it finished the
+        write itself, False to write without the claim. Any other cancellation
+        (``TransactionConflict``: another transaction on these items) → try again."""
         taking_from: str | None = None
+        take = True
         for _ in range(_CLAIM_ATTEMPTS):
-            failed = self._transact([put, self._claim_put(record, claim, taking_from=taking_from)])
+            actions = [write]
+            if release is not None:
+                actions.append(release)
+            if take:
+                actions.append(self._claim_put(record, claim, taking_from=taking_from))
+            failed = self._transact(actions)
             if failed is None:
                 return
             if failed[0] == "ConditionalCheckFailed":
                 if self._landed(record):
                     return  # the SDK's retry of this very transaction, which had committed
                 raise VersionConflict(record.id)
-            if failed[1] != "ConditionalCheckFailed":
-                continue  # TransactionConflict: another transaction on these items; try again
-            holder, live = self._holder(record, claim)
-            if holder is None:
-                taking_from = None  # given up meanwhile: take it as a free one
-            elif live:
-                if dedupe:
-                    raise Duplicate(holder)
-                self._put_new(record)  # a duplicate that was asked for: stored, without the claim
-                return
-            else:
-                taking_from = holder  # an expired memory's claim passes to the new one
+            if release is not None and failed[1] == "ConditionalCheckFailed":
+                release = None  # it did not hold its old claim
+            if take and failed[-1] == "ConditionalCheckFailed":
+                holder, live = self._holder(record, claim)
+                if live and holder is not None:
+                    if held(holder):
+                        return
+                    take, taking_from = False, None
+                else:
+                    taking_from = holder  # None: a free claim
         raise _ClaimRace(record.id)
 
     def _put_new(self, record: MemoryRecord) -> None:
@@ -217,29 +242,9 @@ class DynamoMemoryStore:
                 if not self._landed(record):
                     raise VersionConflict(record.id) from None
             return
-        # the fingerprint changes: give up the old claim (if held) and take the new one (if free)
-        release: dict[str, Any] | None = self._claim_delete(record, old)
-        taking_from: str | None = None
-        take = True
-        for _ in range(_CLAIM_ATTEMPTS):
-            actions = [{"Put": put}]
-            if release is not None:
-                actions.append(release)
-            if take:
-                actions.append(self._claim_put(record, claim, taking_from=taking_from))
-            failed = self._transact(actions)
-            if failed is None:
-                return
-            if failed[0] == "ConditionalCheckFailed":
-                if self._landed(record):
-                    return  # the SDK's retry of this very transaction, which had committed
-                raise VersionConflict(record.id)
-            if release is not None and failed[1] == "ConditionalCheckFailed":
-                release = None  # it did not hold its old claim
-            if take and failed[-1] == "ConditionalCheckFailed":
-                holder, live = self._holder(record, claim)
-                take, taking_from = (False, None) if live else (True, holder)
-        raise _ClaimRace(record.id)
+        # the fingerprint changes: give up the old claim (if held) and take the new one (if free;
+        # a live memory's claim stays its own, and this version goes without one)
+        self._write_claimed(record, {"Put": put}, claim, release=self._claim_delete(record, old), held=lambda _: False)
 
     def delete(
         self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
@@ -427,115 +432,3 @@ class DynamoMemoryStore:
                     "repair_sk": marks[":rsk"],
                 },
             )
-
-    # -- for the cleanup job ------------------------------------------------------------------
-
-    def scan_records(self, cursor: str | None, limit: int, *, expired_at: datetime | None = None) -> Page[MemoryRecord]:
-        """Every tenant's records (only those expired at ``expired_at``, when given), at most ``limit``
-        items examined, by a ``Scan`` resumed from ``cursor``; for the cleanup job, never a request."""
-        filters: dict[str, Any] = {}
-        if expired_at is not None:
-            filters = {
-                "names": {"#exp": "expires_at"},
-                "values": {":now": {"S": format_ts(expired_at)}},
-                "clauses": ["#exp <= :now"],
-            }
-        names = {"#sk": "sk", "#del": "deleted", **filters.pop("names", {})}
-        values = {":mem": {"S": "MEM#"}, **filters.pop("values", {})}
-        clauses = ["begins_with(#sk, :mem)", "attribute_not_exists(#del)", *filters.pop("clauses", [])]
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "Limit": limit,
-            "FilterExpression": " AND ".join(clauses),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-            "ConsistentRead": True,
-        }
-        if cursor:
-            request["ExclusiveStartKey"] = json.loads(cursor)
-        out = self.client.scan(**request)
-        last = out.get("LastEvaluatedKey")
-        records = [record_from_item(item) for item in out.get("Items", [])]
-        return Page(records, json.dumps(last) if last else None, examined=int(out.get("ScannedCount", 0)))
-
-    def repair_marks(self, cursor: str | None, limit: int) -> Page[RepairMark]:
-        state: dict[str, Any] = json.loads(cursor) if cursor else {"shard": 0, "key": None}
-        shard: int = int(state["shard"])
-        key: dict[str, Any] | None = state["key"]
-        marks: list[RepairMark] = []
-        while shard < REPAIR_SHARDS and len(marks) < limit:
-            request: dict[str, Any] = {
-                "TableName": self.table,
-                "IndexName": REPAIR_INDEX,
-                "KeyConditionExpression": "repair_pk = :rpk",
-                "ExpressionAttributeValues": {":rpk": {"S": f"REPAIR#{shard}"}},
-                "Limit": limit - len(marks),
-            }
-            if key:
-                request["ExclusiveStartKey"] = key
-            out = self.client.query(**request)
-            marks.extend(self._mark(item) for item in out.get("Items", []))
-            key = out.get("LastEvaluatedKey")
-            if not key:
-                shard += 1
-        done = shard >= REPAIR_SHARDS
-        return Page(marks, None if done else json.dumps({"shard": shard, "key": key}))
-
-    def _mark(self, item: dict[str, Any]) -> RepairMark:
-        values = from_item(item)
-        scope = Scope(values["workspace_id"], values["project_id"])
-        memory_id, version = values["id"], int(values["version"])
-        # the token names the marked item and the mark, so clear_repair removes exactly this one
-        token = f"{values['sk']}|{values['repair_sk']}"
-        if values["sk"].startswith("MEM#") and not is_marker(item):
-            return RepairMark(scope, memory_id, version, record_from_item(item), token=token)
-        # a delete marker, or a REPAIR# item (the record was removed outright, by TTL): the
-        # memory is gone, and the maintenance adapter names the index entry to remove
-        return RepairMark(scope, memory_id, version, None, token=token)
-
-    def clear_repair(self, mark: RepairMark) -> None:
-        sk, _, repair_sk = mark.token.partition("|")
-        key = {"pk": {"S": memory_pk(mark.scope.workspace_id, mark.scope.project_id)}, "sk": {"S": sk}}
-        condition = {
-            "ConditionExpression": "repair_sk = :token",
-            "ExpressionAttributeValues": {":token": {"S": repair_sk}},
-        }
-        try:
-            if sk.startswith("MEM#"):
-                self.client.update_item(
-                    TableName=self.table, Key=key, UpdateExpression="REMOVE repair_pk, repair_sk", **condition
-                )
-            else:
-                self.client.delete_item(TableName=self.table, Key=key, **condition)
-        except ClientError as exc:
-            if not is_condition_failure(exc):
-                raise  # else: marked again since (or gone): the newer mark stays for the next run
-
-    def get_many(self, keys: Iterable[tuple[Scope, str]]) -> list[MemoryRecord]:
-        """The stored records of these (scope, memory id) pairs, strongly consistent, as many as exist."""
-        found: list[MemoryRecord] = []
-        unique = sorted({(scope.workspace_id, scope.project_id, memory_id) for scope, memory_id in keys})
-        pending = [{"pk": {"S": memory_pk(ws, prj)}, "sk": {"S": f"MEM#{mid}"}} for ws, prj, mid in unique]
-        while pending:
-            batch, pending = pending[:_BATCH_GET], pending[_BATCH_GET:]
-            request = {self.table: {"Keys": batch, "ConsistentRead": True}}
-            while request:
-                out = self.client.batch_get_item(RequestItems=request)
-                items = out.get("Responses", {}).get(self.table, [])
-                found.extend(record_from_item(item) for item in items if not is_marker(item))
-                request = out.get("UnprocessedKeys") or {}
-        return found
-
-    def _checkpoint_key(self, name: str) -> dict[str, Any]:
-        return {"pk": {"S": CHECKPOINT_PK}, "sk": {"S": f"CHECKPOINT#{name}"}}
-
-    def checkpoint(self, name: str) -> str | None:
-        out = self.client.get_item(TableName=self.table, Key=self._checkpoint_key(name), ConsistentRead=True)
-        cursor = out.get("Item", {}).get("cursor", {}).get("S")
-        return str(cursor) if cursor is not None else None
-
-    def save_checkpoint(self, name: str, cursor: str | None) -> None:
-        item = {**self._checkpoint_key(name), "updated_at": {"S": format_ts(utc_now())}}
-        if cursor is not None:
-            item["cursor"] = {"S": cursor}
-        self.client.put_item(TableName=self.table, Item=item)

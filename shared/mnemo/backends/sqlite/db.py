@@ -28,7 +28,7 @@ MMAP_BYTES = 1 << 30
 _OUTAGES = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR")
 
 
-def outage(exc: BaseException) -> StoreUnavailable | None:
+def outage(exc: BaseException, operation: str = "") -> StoreUnavailable | None:
     """A locked, unreadable or vanished database file is an outage (503); other errors are bugs."""
     if isinstance(exc, sqlite3.OperationalError) and (exc.sqlite_errorname or "").startswith(_OUTAGES):
         return StoreUnavailable(cause=str(exc.sqlite_errorname))

@@ -1,0 +1,213 @@
+"""The OpenSearch index's shape: its mapping, the document a record is indexed as, and the
+set-up that creates the index or brings an older one to the current layout.
+
+* Text is analysed in Python (:mod:`mnemo.text`, the same analysis the SQLite backend indexes) and
+  indexed with the core ``whitespace`` analyzer: the terms as written into ``content_terms`` /
+  ``tags_terms`` / ``path_terms`` (prefixes match these), their stems into ``content_stems`` /
+  ``tags_stems`` / ``path_stems`` (terms match these). No plugin or script is needed to index.
+* Each document records the analysis it was built with (``analysis``); the cleanup job's store
+  walk re-indexes documents of another analysis. A mapping of an older layout (``_meta.layout``)
+  gets the new fields added in place when the index is first used (mappings only grow), so an
+  existing deployment keeps its index and alias: until the walk has re-indexed a document, its
+  terms still match as written (each term clause also matches the surface field).
+* Every document is routed by its project id; its id carries the project too (:func:`doc_id`).
+* A delete writes a tombstone (:func:`tombstone`, ``deleted: true``) at ``version + 1`` instead of
+  deleting the document, because OpenSearch forgets a real delete's version after
+  ``index.gc_deletes`` (60 s) and a late older write could then resurrect it.
+* The full record is kept in ``_source`` (``record``, not indexed), so a hit needs no DynamoDB read.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import TransportError
+
+from mnemo import text
+from mnemo.backends.aws.errors import index_errors
+from mnemo.backends.errors import translate_errors
+from mnemo.models.common import format_ts, utc_now
+from mnemo.models.records import MemoryRecord
+
+#: the name of the index a deployment creates (the IAM policies grant creating this one only); its
+#: mapping's layout is ``LAYOUT``, and an index of an older layout is upgraded in place
+INDEX_VERSION = "v1"
+#: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them; 3 adds
+#: the vectors (``embedding_model`` and ``embedding_<dim>``)
+LAYOUT = 3
+#: the dimension of the default embedder (mnemo.embedding.static), mapped up front; another
+#: embedder's dimension gets its own field on first write (``IndexSetup.ensure_vector_field``)
+DEFAULT_DIM = 256
+
+
+def vector_mapping(dim: int) -> dict[str, Any]:
+    """A ``knn_vector`` without an ANN method: scored exactly, by cosine, over the candidates the
+    filters leave (docs/aws.md, "Vectors"). No ``index.knn`` and no method means no native engine
+    is ever loaded (faiss, the k-NN plugin's default, is not on every node)."""
+    return {"type": "knn_vector", "dimension": dim}
+
+
+def vector_field(dim: int) -> str:
+    return f"embedding_{dim}"
+
+
+_TERMS = {"type": "text", "analyzer": "whitespace", "norms": True}
+MAPPINGS: dict[str, Any] = {
+    "dynamic": "strict",
+    "_meta": {"layout": LAYOUT},
+    "properties": {
+        "id": {"type": "keyword"},
+        "workspace_id": {"type": "keyword"},
+        "project_id": {"type": "keyword"},
+        "content_terms": _TERMS,
+        "tags_terms": _TERMS,
+        "path_terms": _TERMS,
+        "content_stems": _TERMS,
+        "tags_stems": _TERMS,
+        "path_stems": _TERMS,
+        "analysis": {"type": "keyword"},
+        "kind_fold": {"type": "keyword"},
+        "path_fold": {"type": "keyword"},
+        "tags": {"type": "keyword"},
+        "team_id": {"type": "keyword"},
+        "expires_at": {"type": "date", "format": "strict_date_optional_time"},
+        "updated_at": {"type": "date", "format": "strict_date_optional_time"},
+        "working": {"type": "byte"},
+        "deleted": {"type": "boolean"},
+        # when a tombstone was written: the cleanup job purges it after its retention
+        "deleted_at": {"type": "date", "format": "strict_date_optional_time"},
+        "record": {"type": "object", "enabled": False},
+        "embedding_model": {"type": "keyword"},
+        vector_field(DEFAULT_DIM): vector_mapping(DEFAULT_DIM),
+    },
+}
+
+#: the fields that hold a document's terms as written (``fresh`` matches a change against them)
+TERM_FIELDS = ("content_terms", "tags_terms", "path_terms")
+
+
+def document(record: MemoryRecord) -> dict[str, Any]:
+    kind_fold = (record.kind or "").casefold()
+    doc: dict[str, Any] = {
+        "id": record.id,
+        "workspace_id": record.workspace_id,
+        "project_id": record.project_id,
+        "content_terms": text.index_text(record.content),
+        "tags_terms": text.index_text(" ".join(record.tags)),
+        "path_terms": text.index_text(record.path or ""),
+        "content_stems": text.index_stems(record.content),
+        "tags_stems": text.index_stems(" ".join(record.tags)),
+        "path_stems": text.index_stems(record.path or ""),
+        "analysis": text.ANALYSIS,
+        "kind_fold": kind_fold,
+        "path_fold": (record.path or "").casefold(),
+        "tags": list(record.tags),
+        "updated_at": format_ts(record.updated_at),
+        "working": 1 if kind_fold == "working" else 0,
+        "deleted": False,
+        "record": record.model_dump(mode="json"),
+    }
+    if record.team_id is not None:
+        doc["team_id"] = record.team_id
+    if record.expires_at is not None:
+        doc["expires_at"] = format_ts(record.expires_at)
+    if record.embedding is not None:
+        doc["embedding_model"] = record.embedding.model
+        doc[vector_field(record.embedding.dim)] = list(record.embedding.vector)
+    return doc
+
+
+def doc_id(project_id: str, memory_id: str) -> str:
+    """Memory ids are unique inside a project (a copied project keeps them), so the document id
+    carries the project too."""
+    return f"{project_id}.{memory_id}"
+
+
+def tombstone(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "workspace_id": record.workspace_id,
+        "project_id": record.project_id,
+        "updated_at": format_ts(record.updated_at),
+        "deleted": True,
+        "deleted_at": format_ts(utc_now()),
+    }
+
+
+@translate_errors(index_errors("setup", ensure_vector_field="mapping", upgrade="write"))
+class IndexSetup:
+    """Where the index is (``client``, ``alias``), and its creation and migrations: once per
+    process each, shared by the index adapter and the cleanup job's."""
+
+    def __init__(
+        self, client: OpenSearch, alias: str, *, shards: int = 1, replicas: int = 0, refresh_interval: str = "1s"
+    ) -> None:
+        self.client = client
+        self.alias = alias
+        self.shards = shards
+        self.replicas = replicas
+        self.refresh_interval = refresh_interval
+        self._ready = False
+        self._lock = threading.Lock()
+        #: vector fields known to be in the mapping
+        self._vector_fields = {vector_field(DEFAULT_DIM)}
+
+    def ensure(self) -> None:
+        """Create the index and its alias when missing (once per process; idempotent)."""
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            # HEAD <alias>/_alias/<alias>, not /_alias/<alias>: a path under the alias, which is
+            # all the functions' IAM policies grant (template.yaml, docs/aws.md)
+            if not self.client.indices.exists_alias(index=self.alias, name=self.alias):
+                self._create()
+            self._ready = True
+
+    def _create(self) -> None:
+        index = f"{self.alias}-{INDEX_VERSION}"
+        body = {
+            "settings": {
+                "number_of_shards": self.shards,
+                "number_of_replicas": self.replicas,
+                # explicit, so an idle shard keeps refreshing (no search-idle pause)
+                "refresh_interval": self.refresh_interval,
+            },
+            "mappings": MAPPINGS,
+            "aliases": {self.alias: {"is_write_index": True}},
+        }
+        try:
+            self.client.indices.create(index=index, body=body)
+        except TransportError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+            self.client.indices.put_alias(index=index, name=self.alias)
+
+    def upgrade(self) -> None:
+        """Bring the mapping of an index of an older layout to ``LAYOUT`` (``GET`` then ``PUT
+        <alias>/_mapping``, a path under the alias the write policy grants): add the fields it
+        lacks — only those, because the k-NN plugin refuses a ``knn_vector`` put again as it is —
+        an additive change OpenSearch allows on a live index, so instances racing to do it are
+        harmless. Done when a document of this layout is refused by the strict mapping, so an
+        index already at ``LAYOUT`` costs no request. Documents are re-analysed by the cleanup job."""
+        mappings = self.client.indices.get_mapping(index=self.alias)
+        for index, body in mappings.items():
+            held = set((body.get("mappings") or {}).get("properties") or {})
+            missing = {k: v for k, v in MAPPINGS["properties"].items() if k not in held}
+            self.client.indices.put_mapping(index=index, body={"_meta": MAPPINGS["_meta"], "properties": missing})
+
+    def ensure_vector_field(self, dim: int) -> None:
+        """Map ``embedding_<dim>`` before the first document of an embedder of that dimension (an
+        additive mapping change; once per process: read the mapping, put the field only when no
+        index behind the alias has it — the k-NN plugin refuses a ``knn_vector`` put again as it is)."""
+        field = vector_field(dim)
+        if field in self._vector_fields:
+            return
+        self.ensure()
+        for index, body in self.client.indices.get_mapping(index=self.alias).items():
+            if field not in ((body.get("mappings") or {}).get("properties") or {}):
+                self.client.indices.put_mapping(index=index, body={"properties": {field: vector_mapping(dim)}})
+        self._vector_fields.add(field)
