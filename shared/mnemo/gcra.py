@@ -1,11 +1,14 @@
 """GCRA (generic cell rate algorithm): a token bucket kept as one integer per bucket.
 
 A bucket of ``limit`` calls per ``window`` with burst = limit stores only its *theoretical
-arrival time* (TAT, integer milliseconds). Each call costs one emission interval
-``T = window / limit``; a call at ``now`` is admitted when ``max(tat, now) + T - now <= window``,
-i.e. while the bucket still holds a token. Backends keep the TAT and make the read-decide-write
-atomic (SQLite: one write transaction; DynamoDB: a conditional update). :func:`peek` reads a
-bucket without taking from it (the admin view of current levels).
+arrival time* (TAT, an integer count of clock ticks: milliseconds by default, ``per_s`` ticks a
+second). Each call costs one emission interval ``T = window / limit``; a call at ``now`` is
+admitted when ``max(tat, now) + T - now <= window``, i.e. while the bucket still holds a token.
+``T`` is rounded down to a whole tick, so a bucket admits up to ``1 / T`` (relative) more than its
+limit: under 1 % while ``T`` is at least 100 ticks — 600 calls a minute counted in milliseconds
+(SQLite), 600 000 in microseconds (the DynamoDB buckets). Backends keep the TAT and make the
+read-decide-write atomic (SQLite: one write transaction; DynamoDB: a conditional update).
+:func:`peek` reads a bucket without taking from it (the admin view of current levels).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-WINDOW_MS = 60_000
+WINDOW_S = 60
+WINDOW_MS = WINDOW_S * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,51 +46,52 @@ class RateDecision:
 @dataclass(frozen=True, slots=True)
 class Step:
     decision: RateDecision
-    new_tat_ms: int  # what to store when admitted
+    new_tat: int  # what to store when admitted
 
 
-def interval_ms(limit: int, window_ms: int = WINDOW_MS) -> int:
-    return max(1, window_ms // limit)
+def interval(limit: int, per_s: int = 1000) -> int:
+    """The emission interval ``T`` in ticks (at least one)."""
+    return max(1, WINDOW_S * per_s // limit)
 
 
-def step(tat_ms: int | None, now_ms: int, limit: int, rate_class: str, window_ms: int = WINDOW_MS) -> Step:
-    t = interval_ms(limit, window_ms)
-    capacity_ms = t * limit  # a full bucket: TAT == now
-    base = max(tat_ms or 0, now_ms)
+def step(tat: int | None, now: int, limit: int, rate_class: str, *, per_s: int = 1000) -> Step:
+    t = interval(limit, per_s)
+    capacity = t * limit  # a full bucket: TAT == now
+    base = max(tat or 0, now)
     new_tat = base + t
-    allowed = new_tat - now_ms <= capacity_ms
-    level = (new_tat if allowed else base) - now_ms  # ms of tokens in use after this call
-    remaining = max(0, (capacity_ms - level) // t)
-    retry_ms = 0 if allowed else new_tat - capacity_ms - now_ms
+    allowed = new_tat - now <= capacity
+    level = (new_tat if allowed else base) - now  # ticks of tokens in use after this call
+    remaining = max(0, (capacity - level) // t)
+    retry = 0 if allowed else new_tat - capacity - now
     decision = RateDecision(
         allowed=allowed,
         limit=limit,
         remaining=int(remaining),
-        reset_s=math.ceil(level / 1000),
-        retry_after_s=0 if allowed else max(1, math.ceil(retry_ms / 1000)),
-        window_s=window_ms // 1000,
+        reset_s=math.ceil(level / per_s),
+        retry_after_s=0 if allowed else max(1, math.ceil(retry / per_s)),
+        window_s=WINDOW_S,
         rate_class=rate_class,
     )
     return Step(decision, new_tat if allowed else base)
 
 
-def peek(tat_ms: int | None, now_ms: int, limit: int, rate_class: str, window_ms: int = WINDOW_MS) -> RateDecision:
-    """The bucket as it stands at ``now_ms``, taking nothing: ``remaining`` calls left, ``reset_s``
+def peek(tat: int | None, now: int, limit: int, rate_class: str, *, per_s: int = 1000) -> RateDecision:
+    """The bucket as it stands at ``now``, taking nothing: ``remaining`` calls left, ``reset_s``
     until it is full again, and whether a call now would be admitted (``retry_after_s`` if not).
     Right after :func:`step` admitted a call it reports the same ``remaining`` and ``reset_s``."""
-    t = interval_ms(limit, window_ms)
-    capacity_ms = t * limit
-    base = max(tat_ms or 0, now_ms)
-    level = base - now_ms
-    remaining = max(0, (capacity_ms - level) // t)
-    allowed = level + t <= capacity_ms
-    retry_ms = 0 if allowed else base + t - capacity_ms - now_ms
+    t = interval(limit, per_s)
+    capacity = t * limit
+    base = max(tat or 0, now)
+    level = base - now
+    remaining = max(0, (capacity - level) // t)
+    allowed = level + t <= capacity
+    retry = 0 if allowed else base + t - capacity - now
     return RateDecision(
         allowed=allowed,
         limit=limit,
         remaining=int(remaining),
-        reset_s=math.ceil(level / 1000),
-        retry_after_s=0 if allowed else max(1, math.ceil(retry_ms / 1000)),
-        window_s=window_ms // 1000,
+        reset_s=math.ceil(level / per_s),
+        retry_after_s=0 if allowed else max(1, math.ceil(retry / per_s)),
+        window_s=WINDOW_S,
         rate_class=rate_class,
     )

@@ -1,25 +1,49 @@
 """Per-workspace GCRA buckets as DynamoDB items, decided inside ``ConditionExpression``s.
 
-A bucket is one item ``pk = RL#<workspace>#<class>`` holding ``tat`` (theoretical arrival time,
-integer epoch milliseconds; see :mod:`mnemo.gcra`). With ``T`` the emission interval and
-``C = T * limit`` the bucket's capacity, a call at ``now`` is admitted by one of two conditional
-``UpdateItem``s — DynamoDB applies each atomically per item, so racing callers can never both take
-the last token:
+**Shards.** One item takes at most about 1,000 writes a second (one partition), so a workspace's
+bucket of a class is ``N = ceil(limit / SHARD_LIMIT)`` items, each an exact GCRA bucket of its
+share of the limit (the shares sum to the limit): ``pk = RL#<workspace>#<class>`` when ``N = 1``
+(every limit up to 15,000 calls a minute, i.e. 250 a second), ``RL#<workspace>#<class>#<i>``
+otherwise (``N`` ≤ 67 at the model's maximum of 1,000,000 a minute). A shard then takes at most
+250 admitted calls a second, and with refused probes well under a partition's 1,000 writes.
 
-* **idle** — ``attribute_not_exists(tat) OR tat < :now`` → ``SET tat = :now + T`` (a full bucket);
-* **busy** — ``tat BETWEEN :now AND :now + C - T`` → ``SET tat = tat + T`` (a token is left).
+**One shard's decision.** A shard holds ``tat_us`` (theoretical arrival time, integer epoch
+*microseconds*, so ``T`` rounds off at most 1/4,000 of a 15,000-a-minute share; see
+:mod:`mnemo.gcra`). With ``T`` the emission interval and ``C = T * share`` the capacity, a call at
+``now`` is admitted by one of two conditional ``UpdateItem``s — DynamoDB applies each atomically
+per item, so racing callers can never both take the last token:
 
-No read precedes them: ``ReturnValues=UPDATED_NEW`` gives the new ``tat`` on success and
-``ReturnValuesOnConditionCheckFailure=ALL_OLD`` the current one on failure, which is all
-:func:`mnemo.gcra.step` needs for ``remaining`` / ``reset`` / ``retry_after``. The last ``tat``
-seen per bucket picks which update to try first, so a busy bucket usually costs one write; at
-most two are ever sent. A rejection is remembered until its retry time, so a client hammering
-after a 429 costs no DynamoDB request until then (``tat`` never decreases, so the remembered
-value stays a safe lower bound).
+* **idle** — ``attribute_not_exists(tat_us) OR tat_us < :now`` → ``SET tat_us = :now + T``;
+* **busy** — ``tat_us BETWEEN :now AND :now + C - T`` → ``SET tat_us = tat_us + T``.
+
+No read precedes them: ``ReturnValues=UPDATED_NEW`` gives the new ``tat_us`` on success and
+``ReturnValuesOnConditionCheckFailure=ALL_OLD`` the current one on failure, which says whether the
+other update can succeed (at most two per shard) or the shard is empty.
+
+**A workspace's decision.** A call takes from a random shard and, on an empty one, from another,
+up to :data:`PROBES` shards; it is refused when every shard it probed was empty. Error bound:
+
+* *never more than the limit*: each shard admits at most its share per window (plus its share's
+  refill), so the workspace admits at most ``limit`` in any burst and ``limit / 60 s`` sustained —
+  the single bucket's exact bound (plus the 1/4,000 rounding of ``T``);
+* *fewer only at the edge*: a call is refused while tokens remain elsewhere only when ``PROBES``
+  random shards were all empty, i.e. near exhaustion; sustained demand at or above the limit
+  reaches every shard (each gets ``1/N`` of the calls, at least its refill), so the long-run rate
+  admitted is the limit. ``tests/integration/test_rate_limit_shards.py`` measures a burst of twice
+  the limit at ``N`` = 4 and 16: every admitted count within 2 % under the limit, none over.
+
+``remaining`` in an admitted decision is the probed shard's scaled to the whole limit (an estimate
+when ``N > 1``; exact when ``N = 1``); :meth:`peek` reads every shard and sums them.
+
+The last ``tat_us`` seen per shard picks which update to try first, so a busy shard usually costs
+one write. A rejection is remembered per shard until its retry time: a shard remembered empty is
+not probed, and when all are, the call is refused without a DynamoDB request (``tat_us`` never
+decreases, so the remembered value stays a safe lower bound).
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import OrderedDict
@@ -30,81 +54,149 @@ from botocore.exceptions import ClientError
 
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.errors import translate_errors
-from mnemo.gcra import WINDOW_MS, interval_ms, peek, step
+from mnemo.gcra import WINDOW_S, interval, peek, step
 from mnemo.ports import RateClass, RateDecision
 
-#: buckets whose last decision is remembered per process (LRU)
+#: the largest share of a limit one item holds, in calls a minute (250 a second: with a refused
+#: probe or a second update per call, still at most ~500 writes a second on the item's partition)
+SHARD_LIMIT = 15_000
+#: shards a call tries before it is refused
+PROBES = 3
+#: ticks a second of ``tat_us``
+PER_S = 1_000_000
+#: shards whose last decision is remembered per process (LRU)
 CACHE_SIZE = 4096
-#: an idle bucket's item expires (DynamoDB TTL) this long after it is full again
+#: an idle shard's item expires (DynamoDB TTL) this long after it is full again
 IDLE_TTL_S = 3600
+#: BatchGetItem's most keys a request
+BATCH_GET_MAX = 100
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def shard_count(limit: int, shard_limit: int = SHARD_LIMIT) -> int:
+    return max(1, -(-limit // shard_limit))
+
+
+def shares(limit: int, count: int) -> list[int]:
+    """The limit split across ``count`` shards, summing to it exactly."""
+    return [limit // count + (1 if i < limit % count else 0) for i in range(count)]
 
 
 @translate_errors(outage)
 class DynamoRateLimiter:
-    def __init__(self, client: Any, table: str, *, clock: Callable[[], int] = _now_ms) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table: str,
+        *,
+        clock: Callable[[], int] = _now_us,
+        shard_limit: int = SHARD_LIMIT,
+        rng: random.Random | None = None,
+    ) -> None:
         self.client = client
         self.table = table
         self.clock = clock
+        self.shard_limit = shard_limit
+        self._rng = rng or random.Random()  # noqa: S311 - spreads load over shards; nothing secret
         self._lock = threading.Lock()
-        #: (bucket, limit) -> (last tat seen, rejected until this ms or 0)
+        #: (shard key, share) -> (last tat seen, rejected until this µs or 0)
         self._seen: OrderedDict[tuple[str, int], tuple[int, int]] = OrderedDict()
 
+    def keys(self, workspace_id: str, rate_class: RateClass, limit: int) -> list[str]:
+        """The items of a workspace's bucket of a class at this limit."""
+        count = shard_count(limit, self.shard_limit)
+        base = f"RL#{workspace_id}#{rate_class}"
+        return [base] if count == 1 else [f"{base}#{i}" for i in range(count)]
+
     def acquire(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:
-        bucket = f"RL#{workspace_id}#{rate_class}"
+        keys = self.keys(workspace_id, rate_class, limit)
+        parts = shares(limit, len(keys))
         now = self.clock()
-        tat_seen, rejected_until = self._remembered(bucket, limit)
-        if now < rejected_until:
-            return step(tat_seen, now, limit, rate_class).decision
-        attempts = (self._busy, self._idle) if tat_seen >= now else (self._idle, self._busy)
-        t = interval_ms(limit)
-        tat: int | None = None
-        for attempt in attempts:
-            admitted, tat = attempt(bucket, now, limit)
-            if admitted and tat is not None:
-                self._remember(bucket, limit, tat, 0)
-                return step(tat - t, now, limit, rate_class).decision
-        current = tat if tat is not None else now + t * limit  # the item vanished meanwhile: say "full"
-        self._remember(bucket, limit, current, current + t - t * limit)
-        return step(current, now, limit, rate_class).decision
+        seen = [self._remembered(key, share) for key, share in zip(keys, parts, strict=True)]
+        open_shards = [i for i in range(len(keys)) if seen[i][1] <= now]
+        if not open_shards:
+            soonest = min(range(len(keys)), key=lambda i: seen[i][1])
+            return self._scaled(step(seen[soonest][0], now, parts[soonest], rate_class, per_s=PER_S).decision, limit)
+        self._rng.shuffle(open_shards)
+        refusals: list[RateDecision] = []
+        for i in open_shards[:PROBES]:
+            key, share = keys[i], parts[i]
+            admitted, tat = self._take(key, now, share, seen[i][0])
+            t = interval(share, PER_S)
+            if admitted:
+                self._remember(key, share, tat, 0)
+                return self._scaled(step(tat - t, now, share, rate_class, per_s=PER_S).decision, limit)
+            self._remember(key, share, tat, tat + t - t * share)
+            refusals.append(step(tat, now, share, rate_class, per_s=PER_S).decision)
+        return self._scaled(min(refusals, key=lambda d: d.retry_after_s), limit)
 
     def peek(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:
-        """One strongly consistent ``GetItem``; the per-process memory is neither read nor changed."""
-        out = self.client.get_item(
-            TableName=self.table, Key={"pk": {"S": f"RL#{workspace_id}#{rate_class}"}}, ConsistentRead=True
+        """Strongly consistent reads of every shard (one ``GetItem``, or ``BatchGetItem``s when
+        sharded); the per-process memory is neither read nor changed."""
+        keys = self.keys(workspace_id, rate_class, limit)
+        parts = shares(limit, len(keys))
+        tats = self._read(keys)
+        now = self.clock()
+        levels = [peek(tats.get(k), now, share, rate_class, per_s=PER_S) for k, share in zip(keys, parts, strict=True)]
+        refused = [d.retry_after_s for d in levels if not d.allowed]
+        return RateDecision(
+            allowed=any(d.allowed for d in levels),
+            limit=limit,
+            remaining=sum(d.remaining for d in levels),
+            reset_s=max(d.reset_s for d in levels),
+            retry_after_s=0 if len(refused) < len(levels) else min(refused),
+            window_s=WINDOW_S,
+            rate_class=rate_class,
         )
-        tat = (out.get("Item") or {}).get("tat")
-        return peek(int(tat["N"]) if tat else None, self.clock(), limit, rate_class)
 
-    # -- the two conditional updates: (admitted, tat after success or tat found on failure) --
+    # -- one shard ------------------------------------------------------------------------------
 
-    def _idle(self, bucket: str, now: int, limit: int) -> tuple[bool, int | None]:
-        t = interval_ms(limit)
+    def _take(self, key: str, now: int, share: int, tat_seen: int) -> tuple[bool, int]:
+        """(admitted, the tat after success or the tat found on failure); at most two updates."""
+        t = interval(share, PER_S)
+        capacity = t * share
+        busy = tat_seen >= now
+        tat: int | None = tat_seen if busy else None
+        for _ in range(2):
+            admitted, found = (self._busy if busy else self._idle)(key, now, share)
+            if admitted and found is not None:
+                return True, found
+            tat = found
+            if tat is None or tat < now:
+                busy = False  # idle (or the item vanished meanwhile)
+            elif tat <= now + capacity - t:
+                busy = True
+            else:
+                return False, tat  # empty
+        return False, now + capacity  # raced twice (each update lost to another caller's): say "empty"
+
+    def _idle(self, key: str, now: int, share: int) -> tuple[bool, int | None]:
+        t = interval(share, PER_S)
         return self._update(
-            bucket,
-            "SET tat = :new, #ttl = :ttl",
-            "attribute_not_exists(tat) OR tat < :now",
+            key,
+            "SET tat_us = :new, #ttl = :ttl",
+            "attribute_not_exists(tat_us) OR tat_us < :now",
             {":new": now + t, ":now": now, ":ttl": self._ttl(now + t)},
         )
 
-    def _busy(self, bucket: str, now: int, limit: int) -> tuple[bool, int | None]:
-        t = interval_ms(limit)
-        capacity = t * limit
+    def _busy(self, key: str, now: int, share: int) -> tuple[bool, int | None]:
+        t = interval(share, PER_S)
+        capacity = t * share
         return self._update(
-            bucket,
-            "SET tat = tat + :t, #ttl = :ttl",
-            "tat BETWEEN :now AND :max",
+            key,
+            "SET tat_us = tat_us + :t, #ttl = :ttl",
+            "tat_us BETWEEN :now AND :max",
             {":t": t, ":now": now, ":max": now + capacity - t, ":ttl": self._ttl(now + capacity)},
         )
 
-    def _update(self, bucket: str, update: str, condition: str, values: dict[str, int]) -> tuple[bool, int | None]:
+    def _update(self, key: str, update: str, condition: str, values: dict[str, int]) -> tuple[bool, int | None]:
         try:
             out = self.client.update_item(
                 TableName=self.table,
-                Key={"pk": {"S": bucket}},
+                Key={"pk": {"S": key}},
                 UpdateExpression=update,
                 ConditionExpression=condition,
                 ExpressionAttributeNames={"#ttl": "ttl"},
@@ -115,23 +207,55 @@ class DynamoRateLimiter:
         except ClientError as exc:
             if not is_condition_failure(exc):
                 raise
-            old = exc.response.get("Item", {}).get("tat")
+            old = exc.response.get("Item", {}).get("tat_us")
             return False, int(old["N"]) if old else None
-        return True, int(out["Attributes"]["tat"]["N"])
+        return True, int(out["Attributes"]["tat_us"]["N"])
+
+    def _read(self, keys: list[str]) -> dict[str, int]:
+        if len(keys) == 1:
+            out = self.client.get_item(TableName=self.table, Key={"pk": {"S": keys[0]}}, ConsistentRead=True)
+            items = [out["Item"]] if "Item" in out else []
+        else:
+            items = []
+            for start in range(0, len(keys), BATCH_GET_MAX):
+                request: dict[str, Any] = {
+                    self.table: {"Keys": [{"pk": {"S": k}} for k in keys[start : start + BATCH_GET_MAX]]}
+                }
+                while request:
+                    request[self.table]["ConsistentRead"] = True
+                    out = self.client.batch_get_item(RequestItems=request)
+                    items.extend(out["Responses"].get(self.table, []))
+                    request = out.get("UnprocessedKeys") or {}
+        return {item["pk"]["S"]: int(item["tat_us"]["N"]) for item in items if "tat_us" in item}
 
     @staticmethod
-    def _ttl(full_at_ms: int) -> int:
-        return full_at_ms // 1000 + WINDOW_MS // 1000 + IDLE_TTL_S
+    def _scaled(decision: RateDecision, limit: int) -> RateDecision:
+        """A shard's decision stated for the whole limit (itself when there is one shard)."""
+        if decision.limit == limit:
+            return decision
+        return RateDecision(
+            allowed=decision.allowed,
+            limit=limit,
+            remaining=min(limit, decision.remaining * limit // decision.limit),
+            reset_s=decision.reset_s,
+            retry_after_s=decision.retry_after_s,
+            window_s=decision.window_s,
+            rate_class=decision.rate_class,
+        )
+
+    @staticmethod
+    def _ttl(full_at_us: int) -> int:
+        return full_at_us // PER_S + WINDOW_S + IDLE_TTL_S
 
     # -- the per-process memory ---------------------------------------------------------------
 
-    def _remembered(self, bucket: str, limit: int) -> tuple[int, int]:
+    def _remembered(self, key: str, share: int) -> tuple[int, int]:
         with self._lock:
-            return self._seen.get((bucket, limit), (0, 0))
+            return self._seen.get((key, share), (0, 0))
 
-    def _remember(self, bucket: str, limit: int, tat: int, rejected_until: int) -> None:
+    def _remember(self, key: str, share: int, tat: int, rejected_until: int) -> None:
         with self._lock:
-            self._seen[(bucket, limit)] = (tat, rejected_until)
-            self._seen.move_to_end((bucket, limit))
+            self._seen[(key, share)] = (tat, rejected_until)
+            self._seen.move_to_end((key, share))
             while len(self._seen) > CACHE_SIZE:
                 self._seen.popitem(last=False)

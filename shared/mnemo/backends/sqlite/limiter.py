@@ -26,7 +26,7 @@ class SqliteRateLimiter:
                 conn.execute(
                     "INSERT INTO rate_buckets (workspace_id, rate_class, tat_ms) VALUES (?,?,?)"
                     " ON CONFLICT (workspace_id, rate_class) DO UPDATE SET tat_ms = excluded.tat_ms",
-                    (workspace_id, rate_class, result.new_tat_ms),
+                    (workspace_id, rate_class, result.new_tat),
                 )
             return result.decision
 
