@@ -133,7 +133,9 @@ def _step(svc: Any, caller: Any, threads: int, seconds: float, max_calls: int, w
     }
 
 
-def run(levels: list[int], seconds: float, max_calls: int, size: int = 2000, seed: int = 11) -> dict[str, Any]:
+def run(
+    levels: list[int], seconds: float, max_calls: int, size: int = 2000, seed: int = 11, window: list[int] | None = None
+) -> dict[str, Any]:
     ok, reason = available()
     if not ok:
         return {"status": "not run", "reason": reason}
@@ -152,10 +154,18 @@ def run(levels: list[int], seconds: float, max_calls: int, size: int = 2000, see
         os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
     fetch()
     node = OpenSearchNode().start()
-    steps = []
+    steps: list[dict] = []
+    windows: list[dict] = []
     try:
         with moto_process() as dynamodb_url:
-            cfg = aws_settings(dynamodb_url, node.url, opensearch_refresh_interval="1s", opensearch_refresh="false")
+            # a window of 10 minutes: loading a burst of changes on moto here takes longer than 60 s
+            cfg = aws_settings(
+                dynamodb_url,
+                node.url,
+                opensearch_refresh_interval="1s",
+                opensearch_refresh="false",
+                search_recent_window_s=600 if window else 60,
+            )
             create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
             backend = AwsBackend.from_settings(cfg)
             try:
@@ -202,11 +212,61 @@ def run(levels: list[int], seconds: float, max_calls: int, size: int = 2000, see
                     timings.take()
                     steps.append(step)
                     print(json.dumps(step), flush=True)
+                if window:
+                    windows = _window(backend, svc, caller, workspace.id, window, searches=20)
             finally:
                 backend.close()
     finally:
         node.stop()
-    return {"status": "done", "size": size, "seconds": seconds, "max_calls": max_calls, "steps": steps}
+    return {
+        "status": "done",
+        "size": size,
+        "seconds": seconds,
+        "max_calls": max_calls,
+        "steps": steps,
+        "window": windows,
+    }
+
+
+def _window(backend: Any, svc: Any, caller: Any, workspace_id: str, sizes: list[int], searches: int) -> list[dict]:
+    """Searches with ``n`` changes in the read-your-writes window (a project of their own each,
+    the changes in the table and the index): the merge's cost at a burst of writes."""
+    import dataclasses
+
+    from mnemo.models.common import utc_now
+    from mnemo.service import tenancy
+
+    out = []
+    timings = Timings(backend)
+    queries = [q for _, q in corpus.queries(5, searches)]
+    for n in sizes:
+        project = tenancy.create_project(backend, workspace_id, f"window-{n}", f"window {n}")
+        now = utc_now()
+        docs = [
+            dataclasses.replace(d, created_at=now, expires_at=None)
+            for d in corpus.generate(corpus.CorpusParams(n, 100 + n))
+        ]
+        load_corpus(backend, workspace_id, project.id, docs, into_table=True)
+        latencies, cpus = [], []
+        timings.take()
+        for q in queries:
+            began, cpu = time.perf_counter(), time.process_time()
+            svc.invoke("memory_search", caller, {"q": q, "project": project.id})
+            latencies.append(time.perf_counter() - began)
+            cpus.append(time.process_time() - cpu)
+        spent, requests = timings.take()
+        out.append(
+            {
+                "changes_in_window": n,
+                "searches": len(queries),
+                "latency": summary_ms(latencies),
+                "cpu": summary_ms(cpus),
+                "per_search_ms": {what: round(t * 1000 / len(queries), 2) for what, t in sorted(spent.items())},
+                "requests_per_search": {what: round(r / len(queries), 2) for what, r in sorted(requests.items())},
+            }
+        )
+        print(json.dumps(out[-1]), flush=True)
+    return out
 
 
 def markdown(res: dict[str, Any], command: str) -> str:
@@ -240,6 +300,23 @@ def markdown(res: dict[str, Any], command: str) -> str:
             f"| {s['indexer']['records_per_s']} ({s['indexer']['records']} in {s['indexer']['seconds']} s) "
             f"| {s['errors'] or 0} |"
         )
+    if res.get("window"):
+        lines += [
+            "",
+            "Searches with a burst of changes in the read-your-writes window (the window raised to 10 min so that "
+            "loading the burst on moto fits in it; at most 1,000 changes are merged, `MAX_RECENT_CHANGES`):",
+            "",
+            "| changes in the window | searches | p50 / p99 ms | CPU p50 / p99 ms | DynamoDB ms/search "
+            "| OpenSearch ms/search | requests/search |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for w in res["window"]:
+            lines.append(
+                f"| {w['changes_in_window']} | {w['searches']} | {w['latency']['p50_ms']} / {w['latency']['p99_ms']} "
+                f"| {w['cpu']['p50_ms']} / {w['cpu']['p99_ms']} | {w['per_search_ms'].get('DynamoDB')} "
+                f"| {w['per_search_ms'].get('OpenSearch')} "
+                f"| {', '.join(f'{v:g} {k}' for k, v in w['requests_per_search'].items())} |"
+            )
     return "\n".join([*lines, ""])
 
 
@@ -250,9 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-calls", type=int, default=400, help="the most calls a step makes")
     parser.add_argument("--size", type=int, default=2000, help="memories in the index before the run")
     parser.add_argument("--label", default="", help="write bench/results/<label>.md and .json")
+    parser.add_argument(
+        "--window", default="", help="then searches with this many changes in the window, e.g. 100,1000"
+    )
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
-    res = run(levels, args.seconds, args.max_calls, args.size)
+    window = [int(x) for x in args.window.split(",") if x.strip()]
+    res = run(levels, args.seconds, args.max_calls, args.size, window=window)
     if res["status"] != "done":
         print(res)
         return 1
