@@ -179,6 +179,7 @@ def _segments(index: Any) -> int:
 def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int, in_table: bool) -> dict[str, Any]:
     from mnemo.backends.aws import AwsBackend
     from mnemo.backends.aws.index import OpenSearchIndex
+    from mnemo.embedding import default_embedder
     from mnemo.models.records import MemoryRecord, RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
@@ -203,7 +204,7 @@ def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int, in_tab
             backend, workspace.id, project.id, corpus.generate(corpus.CorpusParams(size, seed)), into_table=in_table
         )
         load_s = time.perf_counter() - started
-        svc = Service(backend)
+        svc = Service(backend, embedder=default_embedder())
         caller = svc.authenticate(f"Bearer {key}")
         counter = RequestCounter(backend)
         measured = Measured(counter)

@@ -141,6 +141,7 @@ def run(
         return {"status": "not run", "reason": reason}
     from mnemo.backends.aws import AwsBackend, Tables
     from mnemo.backends.aws.clients import dynamodb_client
+    from mnemo.embedding import default_embedder
     from mnemo.local.tables import create_tables
     from mnemo.models.records import RateLimits
     from mnemo.service import tenancy
@@ -182,7 +183,7 @@ def run(
                     corpus.generate(corpus.CorpusParams(size, seed)),
                     into_table=False,
                 )
-                svc = Service(backend)
+                svc = Service(backend, embedder=default_embedder())
                 caller = svc.authenticate(f"Bearer {key}")
                 docs = corpus.generate(corpus.CorpusParams(max_calls * len(levels), seed + 1))
                 queries = [q for _, q in corpus.queries(seed, max_calls)]

@@ -385,8 +385,8 @@ def build_db(params: CorpusParams, cache_dir: Path = CACHE_DIR) -> BenchDb:
 
 def load(backend: object, workspace_id: str, project_id: str, docs: list[Doc]) -> None:
     """Bulk insert through the backend's own ports, in one unit of work (one transaction)."""
+    from mnemo.embedding import default_embedder
     from mnemo.models.records import Embedding, MemoryRecord
-    from mnemo.service.vectors import default_embedder
     from ulid import ULID
 
     ports = backend  # a Ports bundle

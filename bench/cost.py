@@ -77,6 +77,7 @@ def price(dynamodb: dict[str, int], opensearch: dict[str, int]) -> dict[str, flo
 
 
 def _measure(backend: Any, cfg: Any) -> dict[str, Any]:
+    from mnemo.embedding import default_embedder
     from mnemo.models.records import RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
@@ -86,7 +87,7 @@ def _measure(backend: Any, cfg: Any) -> dict[str, Any]:
 
     counter = RequestCounter(backend)
     stream = StreamDrain(cfg)
-    svc = Service(backend)
+    svc = Service(backend, embedder=default_embedder())
     workspace, _ = tenancy.create_workspace(backend, "cost")
     backend.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
     key = tenancy.create_key(backend, workspace.id, label="cost", scopes=["admin"]).plain

@@ -51,13 +51,14 @@ K = 5
 
 def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """A workspace holding the set's memories; (the caller, memory id → the set's id)."""
+    from mnemo.embedding import default_embedder
     from mnemo.models.records import Embedding, MemoryRecord, RateLimits
     from mnemo.ports import Scope, VersionConflict
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
     from ulid import ULID
 
-    svc = Service(ports)
+    svc = Service(ports, embedder=default_embedder())
     workspace, project = tenancy.create_workspace(ports, "quality")
     ports.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
     key = tenancy.create_key(ports, workspace.id, label="quality", scopes=["memory:read", "memory:write"]).plain

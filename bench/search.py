@@ -54,8 +54,10 @@ def hits_of(result: Any) -> int:
 def open_service(db_path: Path, **options: Any) -> tuple[Any, Any]:
     """A Service over a copy of a cached corpus, and the benchmark key's caller."""
     from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.embedding import default_embedder
     from mnemo.service.pipeline import Service
 
+    options.setdefault("embedder", default_embedder())
     svc = Service(SqliteBackend(db_path), **options)
     return svc, svc.authenticate(f"Bearer {corpus.BENCH_KEY}")
 

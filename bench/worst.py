@@ -154,12 +154,13 @@ def candidates(top_tags: list[str], far: str) -> dict[str, Candidates]:
 
 def run(size: int, repeat: int, workdir: Path, seed: int = 7, only: set[str] | None = None) -> dict[str, Any]:
     from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.embedding import default_embedder
     from mnemo.service.catalog import TOOLS
     from mnemo.service.pipeline import Service
 
     db = corpus.build_db(corpus.CorpusParams(size, seed))
     path = corpus.working_copy(db, workdir / f"worst-{size}")
-    svc = Service(SqliteBackend(path))
+    svc = Service(SqliteBackend(path), embedder=default_embedder())
     caller = svc.authenticate(f"Bearer {corpus.BENCH_ADMIN_KEY}")
     far = (datetime.now(UTC) + timedelta(days=3650)).strftime("%Y-%m-%dT%H:%M:%SZ")
     tag_counts: dict[str, int] = {}

@@ -21,6 +21,7 @@ import pytest
 from mnemo import runtime
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.config import Settings
+from mnemo.embedding import default_embedder
 from mnemo.service import tenancy
 from mnemo.service.identity import Caller
 from mnemo.service.pipeline import Service
@@ -44,7 +45,7 @@ def wired_runtime(tmp_path: Path) -> Iterator[Service]:
     cfg = Settings(backend="sqlite", data_dir=tmp_path / "data")
     backend = SqliteBackend(cfg.sqlite_path)
     tenancy.bootstrap(backend, plain_key=EVENTS_KEY)
-    svc = Service(backend)
+    svc = Service(backend, embedder=default_embedder())
     runtime.use(svc, cfg)
     yield svc
     runtime.use(None)

@@ -5,12 +5,14 @@ from mnemo import coldstart  # first: no garbage collection while the function l
 # isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from mnemo import runtime
 from mnemo.api.http import Resolver
 from mnemo.api.routers.admin import admin_router
 from mnemo.observability import contain_errors, logger, metrics, tracer
 
 app = Resolver(
     admin_router(
+        runtime,
         "admin_keys_list",
         "admin_key_create",
         "admin_key_revoke",

@@ -5,11 +5,12 @@ from mnemo import coldstart  # first: no garbage collection while the function l
 # isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from mnemo import runtime
 from mnemo.api.http import Resolver
 from mnemo.api.routers.mcp import mcp_router
 from mnemo.observability import contain_errors, logger, metrics, tracer
 
-app = Resolver(mcp_router())
+app = Resolver(mcp_router(runtime))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

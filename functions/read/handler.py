@@ -8,6 +8,7 @@ from mnemo import coldstart  # first: no garbage collection while the function l
 # isort: split
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from mnemo import runtime
 from mnemo.api.http import Resolver
 from mnemo.api.routers.admin import admin_router
 from mnemo.api.routers.console import console_router
@@ -16,8 +17,8 @@ from mnemo.api.routers.tools import tools_router
 from mnemo.observability import contain_errors, logger, metrics, tracer
 
 app = Resolver(
-    tools_router("memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
-    admin_router("whoami", "admin_project_export"),
+    tools_router(runtime, "memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
+    admin_router(runtime, "whoami", "admin_project_export"),
     meta_router(),
     console_router(),
 )

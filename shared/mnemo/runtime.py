@@ -1,6 +1,8 @@
 """The composition root: builds the service once per process from the validated settings (Lambda
-cold start, or the local server's start) and picks the backend. Tests call :func:`use` to inject
-their own ports."""
+cold start, or the local server's start), over the backend and with the embedder they name. The
+functions' handlers hand this module to their routers as their ``api.http.ServiceProvider``, and
+``mnemo mcp`` hands the service it builds to the stdio server; nothing below them asks for it.
+Tests call :func:`use` to inject their own service."""
 
 from __future__ import annotations
 
@@ -47,11 +49,16 @@ def service() -> Service:
         cfg = settings()
         with _lock:
             if _service is None:
-                limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
-                from mnemo.embedding import build_embedder
-
-                _service = Service(build_ports(cfg), default_limits=limits, embedder=build_embedder(cfg.embedder))
+                _service = build_service(build_ports(cfg), cfg)
     return _service
+
+
+def build_service(ports: Ports, cfg: Settings) -> Service:
+    """The service over ``ports`` with the embedder and default rate limits ``cfg`` names."""
+    from mnemo.embedding import build_embedder
+
+    limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
+    return Service(ports, embedder=build_embedder(cfg.embedder), default_limits=limits)
 
 
 def use(svc: Service | None, cfg: Settings | None = None) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from mnemo.embedding import default_embedder
 from mnemo.models.records import Project
 from mnemo.ports import Ports
 from mnemo.service import tenancy
@@ -91,6 +92,7 @@ class IndexerKeepsUp(Service):
     (on SQLite there is nothing to drain). ``indexer`` lets a test drive the index's follower."""
 
     def __init__(self, ports: Ports, indexer: Indexer, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", default_embedder())
         super().__init__(ports, **kwargs)
         self.indexer = indexer
 

@@ -8,6 +8,7 @@ import threading
 import time
 from datetime import timedelta
 
+from mnemo.embedding import default_embedder
 from mnemo.models.common import utc_now
 from mnemo.service.pipeline import Service
 
@@ -103,7 +104,7 @@ def test_identical_adds_racing_store_one_memory(tenant, request):
     # Given eight callers adding the same memory at once (on AWS with moto's calls serialised, as
     # DynamoDB applies a transaction atomically and moto does not across threads)
     ports = atomic_per_item(tenant.svc.ports, request)
-    tenant = Tenant(Service(ports), tenant.workspace_id, tenant.project, tenant.admin)
+    tenant = Tenant(Service(ports, embedder=default_embedder()), tenant.workspace_id, tenant.project, tenant.admin)
     barrier = threading.Barrier(8)
     results, errors = [], []
 

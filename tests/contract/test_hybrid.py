@@ -9,13 +9,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from mnemo.embedding import default_embedder
 from mnemo.errors import EmbedderUnavailable, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.ports import Ports
 from mnemo.service.cleanup import CleanupOptions, run_cleanup
 from mnemo.service.pipeline import Service
 from mnemo.service.retrieval.tools import MIN_SIMILARITY
-from mnemo.service.vectors import default_embedder
 
 from tests.contract.conftest import Tenant, new_tenant
 
@@ -255,7 +255,7 @@ def test_a_failing_embedder_never_fails_a_write_and_cleanup_embeds_it_later(port
     assert refs(down.call("recall", query="peanuts")) == [memory.id]
     with pytest.raises(EmbedderUnavailable):
         down.call("recall", query=ASKED, mode="semantic")
-    up = Tenant(Service(ports), down.workspace_id, down.project, down.admin)
+    up = Tenant(Service(ports, embedder=default_embedder()), down.workspace_id, down.project, down.admin)
     assert up.call("recall", query=ASKED).matched is False  # no vector yet
 
     marks = ports.maintenance.repair_marks(None, 100).items
@@ -273,7 +273,7 @@ def test_a_failing_embedder_never_fails_a_write_and_cleanup_embeds_it_later(port
 
 def test_a_new_embedder_re_embeds_every_memory_through_bounded_resumable_cleanup(ports, request):
     ports = private(ports, request)
-    tenant = new_tenant(Service(ports))
+    tenant = new_tenant(Service(ports, embedder=default_embedder()))
     memories = [add(tenant, ALLERGY)] + [add(tenant, content) for content in OTHERS]
     renamed = Renamed()
     moved = Tenant(Service(ports, embedder=renamed), tenant.workspace_id, tenant.project, tenant.admin)

@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from mnemo.embedding import default_embedder
 from mnemo.models.common import utc_now
 from mnemo.ports import Ports, Scope
 from mnemo.service.pipeline import Service
@@ -76,7 +77,7 @@ def ids_found(tenant: Tenant, query: str) -> dict[str, list[str]]:
 @pytest.fixture
 def lagging(ports: Ports) -> Tenant:
     """A tenant whose writes nothing brings to the index (on AWS) until the test catches up."""
-    return new_tenant(Service(ports))
+    return new_tenant(Service(ports, embedder=default_embedder()))
 
 
 def expect_lag(ports: Ports, scope: Scope, memory_id: str, version: int | None) -> None:

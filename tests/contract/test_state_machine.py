@@ -25,6 +25,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from mnemo import text
+from mnemo.embedding import default_embedder
 from mnemo.errors import Conflict, NotFound
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports
@@ -282,7 +283,7 @@ class MemoryModel(RuleBasedStateMachine):
 
 
 def test_random_call_sequences_agree_with_the_model(ports: Ports) -> None:
-    svc = Service(ports, default_limits=RateLimits(search=1_000_000, write=1_000_000))
+    svc = Service(ports, default_limits=RateLimits(search=1_000_000, write=1_000_000), embedder=default_embedder())
     machine = type("MemoryModelOn", (MemoryModel,), {"svc": svc})
     run_state_machine_as_test(
         machine,

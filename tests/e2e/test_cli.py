@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
+from mnemo.embedding import default_embedder
 from mnemo.service.pipeline import Service
 
 
@@ -96,7 +97,7 @@ def test_export_then_import_round_trips_through_a_file(store, tmp_path):
     assert mnemo(store, "project", "create", "copy").code == 0
     backend = SqliteBackend(store / "mnemo.db")
     try:
-        svc = Service(backend)
+        svc = Service(backend, embedder=default_embedder())
         workspace_id = backend.tenants.list_workspaces()[0].id
         from mnemo.service import tenancy
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
+from mnemo.embedding import default_embedder
 from mnemo.errors import Conflict, RateLimited
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports
@@ -59,7 +60,10 @@ def race_ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports
 
 @pytest.fixture
 def racing(race_ports: Ports) -> Tenant:
-    return new_tenant(Service(race_ports, default_limits=RateLimits(search=1_000_000, write=1_000_000)), "race")
+    return new_tenant(
+        Service(race_ports, default_limits=RateLimits(search=1_000_000, write=1_000_000), embedder=default_embedder()),
+        "race",
+    )
 
 
 def in_parallel(n: int, work: Callable[[int], Any]) -> list[Any]:
@@ -144,7 +148,10 @@ def test_the_bucket_never_admits_more_than_its_limit_under_a_thread_race(race_po
     """Every thread hammers one workspace; admitted calls stay within the burst plus what the
     bucket could have refilled while the race ran (limit/60 per second)."""
     limit = 25
-    tenant = new_tenant(Service(race_ports, default_limits=RateLimits(search=1_000_000, write=limit)), "limited")
+    tenant = new_tenant(
+        Service(race_ports, default_limits=RateLimits(search=1_000_000, write=limit), embedder=default_embedder()),
+        "limited",
+    )
     started = time.monotonic()
 
     def hammer(i: int) -> tuple[int, int]:
@@ -221,7 +228,10 @@ def test_a_finished_threads_connection_is_closed(tmp_path):
     close when the thread ends, or the process leaks file descriptors until it can open no more.
     (SQLite only: the AWS backend's clients are built once per process and shared by threads.)"""
     backend = SqliteBackend(tmp_path / "mnemo.db")
-    tenant = new_tenant(Service(backend, default_limits=RateLimits(search=1_000_000, write=1_000_000)), "fds")
+    tenant = new_tenant(
+        Service(backend, default_limits=RateLimits(search=1_000_000, write=1_000_000), embedder=default_embedder()),
+        "fds",
+    )
 
     def open_db_files() -> int:
         fds = Path("/proc/self/fd")

@@ -12,6 +12,7 @@ from mnemo.backends.aws import AwsBackend
 from mnemo.backends.aws.index import OpenSearchIndex
 from mnemo.backends.aws.items import REPAIR_INDEX
 from mnemo.backends.aws.limiter import DynamoRateLimiter
+from mnemo.embedding import default_embedder
 from mnemo.models.common import utc_now
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.service.pipeline import Service
@@ -40,7 +41,7 @@ def test_writes_succeed_with_opensearch_down_and_never_call_it(aws_stack, own_ba
     # Given the index client points at a loopback port nobody listens on (the shared node stays up)
     dead = aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
     broken = AwsBackend.from_settings(dead)
-    tenant = new_tenant(Service(broken))
+    tenant = new_tenant(Service(broken, embedder=default_embedder()))
     counter = RequestCounter(broken)
 
     # When a memory is added, updated, another added and deleted, a third added and forgotten
@@ -62,7 +63,7 @@ def test_writes_succeed_with_opensearch_down_and_never_call_it(aws_stack, own_ba
 
 def test_repair_marks_live_in_a_sparse_index(aws_stack, own_backend):
     # Given one record indexed normally
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     fine = tenant.call("memory_add", content="indexed fine").memory
 
     # When the repair index is read
@@ -85,7 +86,7 @@ def _index_alone(backend, scope, q):
 
 
 def test_a_late_older_write_never_overwrites_a_newer_one_in_the_index(own_backend, stream_drain):
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     v1 = tenant.call("memory_add", content="alpha original").memory
     v2 = tenant.call("memory_update", id=v1.id, content="beta replacement").memory
     stream_drain.drain(own_backend)  # the indexer delivered both versions
@@ -102,7 +103,7 @@ def test_a_late_older_write_never_overwrites_a_newer_one_in_the_index(own_backen
 
 
 def test_a_late_write_after_a_delete_does_not_bring_the_memory_back(own_backend, stream_drain):
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="gamma to delete").memory
     scope = Scope(tenant.workspace_id, tenant.project.id)
     record = own_backend.store.get(scope, memory.id)
@@ -178,7 +179,7 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     """What each tool call costs against DynamoDB and OpenSearch, once warm (printed for docs/aws.md),
     and what the stream indexer then spends per change."""
     counter = RequestCounter(own_backend)
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     tenant.call("memory_add", content="warm up the index")
     tenant.call("memory_search", q="warm")
     stream_drain.drain(own_backend)
@@ -224,7 +225,7 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
 
 
 def test_expired_records_are_hidden_even_though_moto_never_deletes_them(own_backend):
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="ttl fact", expires_at=utc_now() + timedelta(seconds=30)).memory
     later = utc_now() + timedelta(minutes=1)
     scope = Scope(tenant.workspace_id, tenant.project.id)
@@ -236,7 +237,7 @@ def test_expired_records_are_hidden_even_though_moto_never_deletes_them(own_back
 
 
 def test_every_query_is_confined_to_its_workspace_and_project(own_backend):
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     tenant.call("memory_add", content="confined secret")
     elsewhere = Scope(tenant.workspace_id, "prj_00000000000000000000000000")
 
@@ -250,7 +251,7 @@ def test_a_search_with_opensearch_down_is_503_with_a_retry_hint(aws_stack):
 
     dead = aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
     broken = AwsBackend.from_settings(dead)
-    tenant = new_tenant(Service(broken))
+    tenant = new_tenant(Service(broken, embedder=default_embedder()))
 
     with pytest.raises(IndexUnavailable) as raised:
         tenant.call("memory_search", q="anything")
@@ -264,7 +265,7 @@ def test_a_search_with_opensearch_down_is_503_with_a_retry_hint(aws_stack):
 def test_a_limits_change_is_seen_at_once_by_the_instance_that_made_it(own_backend):
     from mnemo.models.records import RateLimits
 
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     assert own_backend.tenants.get_workspace(tenant.workspace_id).limits is None  # now cached
 
     own_backend.tenants.set_limits(tenant.workspace_id, RateLimits(search=7, write=3))
@@ -273,7 +274,7 @@ def test_a_limits_change_is_seen_at_once_by_the_instance_that_made_it(own_backen
 
 
 def test_warm_calls_read_their_workspace_and_project_from_the_process_cache(own_backend):
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     tenant.call("memory_search", q="")
     counter = RequestCounter(own_backend)
 
@@ -289,7 +290,7 @@ def test_racing_retries_with_one_idempotency_key_write_exactly_one_memory(aws_st
     from mnemo.errors import Conflict
 
     SerialisedDynamoDB(own_backend.dynamodb)
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     callers = 8
     start = threading.Barrier(callers)
     outcomes: list[object] = []
@@ -334,7 +335,7 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend, 
     try:
         opensearch = OpenSearchIndex(client, alias)
         backend = AwsBackend(own_backend.dynamodb, opensearch, own_backend.tables)
-        tenant = new_tenant(Service(backend))
+        tenant = new_tenant(Service(backend, embedder=default_embedder()))
         assert "content_stems" not in client.indices.get_mapping(index=index)[index]["mappings"]["properties"]
         stream_drain.drain(own_backend)  # what the session wrote before goes to its own index
         # When the first memory is added by the new code and the indexer delivers it
@@ -380,7 +381,7 @@ def _lose_the_first_answer(backend: AwsBackend, operation: str) -> list[int]:
 @pytest.mark.parametrize("operation", ["TransactWriteItems", "PutItem"])
 def test_a_write_whose_answer_was_lost_is_retried_without_a_conflict(own_backend, operation):
     # Given a memory to update (a change of content is a transaction with its claim, of tags a put)
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="lost answers").memory
     statuses = _lose_the_first_answer(own_backend, operation)
 
@@ -397,7 +398,7 @@ def test_a_write_whose_answer_was_lost_is_retried_without_a_conflict(own_backend
 
 
 def test_an_add_whose_answer_was_lost_stores_one_memory(own_backend):
-    tenant = new_tenant(Service(own_backend))
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
     statuses = _lose_the_first_answer(own_backend, "TransactWriteItems")
 
     added = tenant.call("memory_add", content="added once, answered twice")

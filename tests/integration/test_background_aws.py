@@ -19,6 +19,7 @@ from mnemo import runtime
 from mnemo.backends.aws import AwsBackend, Tables
 from mnemo.backends.aws.index import OpenSearchIndex
 from mnemo.backends.aws.mapping import doc_id
+from mnemo.embedding import default_embedder
 from mnemo.local.server import LocalContext
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope
@@ -49,7 +50,7 @@ def stream_backend(aws_stack, backend) -> Iterator[AwsBackend]:
         refresh_interval=aws_stack.opensearch_refresh_interval,
     )
     own = AwsBackend(backend.dynamodb, index, Tables.from_settings(aws_stack))
-    runtime.use(Service(own), aws_stack)
+    runtime.use(Service(own, embedder=default_embedder()), aws_stack)
     yield own
     runtime.use(None)
     index.client.indices.delete(index=f"{index.alias}-*", ignore_unavailable=True)
@@ -133,7 +134,7 @@ def invoke_indexer(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_stream_batch_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
-    tenant = new_tenant(Service(backend))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     ids = scenario(tenant)
     event = stream_event(aws_stack, tenant.workspace_id)
     # of a memory, a delete is a MODIFY into a delete marker; REMOVEs come from TTL only (and
@@ -150,7 +151,7 @@ def test_a_stream_batch_leaves_the_index_equal_to_the_store(aws_stack, backend, 
 
 
 def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
-    tenant = new_tenant(Service(backend))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     ids = scenario(tenant)
     event = stream_event(aws_stack, tenant.workspace_id)
     invoke_indexer(event)
@@ -166,7 +167,7 @@ def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(aws_stack, b
 
 @pytest.mark.parametrize("order", ["reversed", "shuffled"])
 def test_a_batch_out_of_order_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend, order):
-    tenant = new_tenant(Service(backend))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     ids = scenario(tenant)
     records = stream_event(aws_stack, tenant.workspace_id)["Records"]
     if order == "reversed":
@@ -184,7 +185,7 @@ def test_a_batch_out_of_order_leaves_the_index_equal_to_the_store(aws_stack, bac
 
 
 def test_a_record_that_cannot_be_applied_is_reported_and_only_it(aws_stack, backend, stream_backend):
-    tenant = new_tenant(Service(backend))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     scenario(tenant)
     event = stream_event(aws_stack, tenant.workspace_id)
     broken = json.loads(json.dumps(event))
@@ -200,7 +201,7 @@ def test_an_old_change_is_checked_against_the_store_first(aws_stack, backend, st
     from mnemo.ports import StoreChange
     from mnemo.service.indexer import apply_change
 
-    tenant = new_tenant(Service(backend))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="old change").memory
     tenant.call("memory_delete", id=memory.id)
     stored = MemoryRecord(**memory.model_dump(), workspace_id=tenant.workspace_id, project_id=tenant.project.id)
@@ -225,7 +226,7 @@ def _passes_stream_filter(record: dict[str, Any]) -> bool:
 
 def test_claim_items_never_reach_the_index(aws_stack, backend, stream_backend):
     # Given adds that take, meet, move and release dedup claims (CLAIM# items beside the memories)
-    tenant = new_tenant(Service(backend))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     a = tenant.call("memory_add", content="claimed alpha").memory.id
     assert tenant.call("memory_add", content="Claimed  ALPHA").deduplicated is True
     b = tenant.call("memory_add", content="claimed beta").memory.id
@@ -288,7 +289,7 @@ def test_fifty_adds_during_an_outage_the_stream_gave_up_on_are_searchable_once_a
 
     node = _paused_node(request)
     stream_drain.drain(clean)
-    tenant = new_tenant(Service(clean))
+    tenant = new_tenant(Service(clean, embedder=default_embedder()))
     term = "outage" + uuid.uuid4().hex[:8]
     given_up = len(stream_drain.failures)
 
@@ -322,7 +323,7 @@ def test_changes_made_during_an_outage_reach_the_index_through_the_stream_once_i
     # Given an add, an update and a delete while OpenSearch is down, nothing drained meanwhile
     node = _paused_node(request)
     stream_drain.drain(clean)
-    tenant = new_tenant(Service(clean))
+    tenant = new_tenant(Service(clean, embedder=default_embedder()))
     term = "later" + uuid.uuid4().hex[:8]
     node.pause()
     try:
@@ -364,7 +365,7 @@ def alone(aws_stack) -> Iterator[tuple[AwsBackend, Any]]:
 
 def test_a_tombstone_is_kept_within_its_retention_and_purged_after(alone):
     clean, stream_drain = alone
-    tenant = new_tenant(Service(clean))
+    tenant = new_tenant(Service(clean, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="soon deleted").memory
     tenant.call("memory_delete", id=memory.id)
     stream_drain.drain(clean)
@@ -383,7 +384,7 @@ def test_a_tombstone_is_kept_within_its_retention_and_purged_after(alone):
 def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(aws_stack, clean, stream_drain):
     from tests.support.aws_stack import free_port
 
-    tenant = new_tenant(Service(clean))
+    tenant = new_tenant(Service(clean, embedder=default_embedder()))
     term = "gone" + uuid.uuid4().hex[:8]
     memory = tenant.call("memory_add", content=f"deleted during an outage {term}").memory
     stream_drain.drain(clean)
@@ -406,7 +407,7 @@ def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup
 
 def test_an_index_ahead_of_the_store_is_counted_and_left_alone(clean):
     # Given the index holds version 3 of a record the store has at version 1 (e.g. a table restore)
-    tenant = new_tenant(Service(clean))
+    tenant = new_tenant(Service(clean, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="restored from a backup").memory
     scope = Scope(tenant.workspace_id, tenant.project.id)
     stored = clean.store.get(scope, memory.id)
@@ -423,7 +424,7 @@ def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
     # written only, no analysis recorded), at the record's own version
     from mnemo.backends.aws.mapping import document
 
-    tenant = new_tenant(Service(clean))
+    tenant = new_tenant(Service(clean, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory
     scope = Scope(tenant.workspace_id, tenant.project.id)
     stored = clean.store.get(scope, memory.id)
@@ -441,7 +442,7 @@ def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
     # merges the recent changes would match the fresh record with the current analysis)
     alone = AwsBackend(clean.dynamodb, OpenSearchIndex(clean.index.client, clean.index.alias), clean.tables)
     alone.index.read_your_writes(alone.store, window_s=0, first_page=1)
-    index_only = Tenant(Service(alone), tenant.workspace_id, tenant.project, tenant.admin)
+    index_only = Tenant(Service(alone, embedder=default_embedder()), tenant.workspace_id, tenant.project, tenant.admin)
     assert index_only.call("search_memory", query="deploys").matched is True
     assert index_only.call("search_memory", query="deployments").matched is False
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mnemo import runtime
+from mnemo.embedding import default_embedder
 from mnemo.local.stream import Failure, StreamMapping, clients
 from mnemo.service.pipeline import Service
 
@@ -41,7 +42,7 @@ class StreamDrain:
     def _handle(self, event: dict[str, Any], context: Any) -> Any:
         from functions.indexer.handler import lambda_handler
 
-        with runtime.using(Service(self._ports), self.cfg):
+        with runtime.using(Service(self._ports, embedder=default_embedder()), self.cfg):
             return lambda_handler(event, context)
 
     def drain(self, ports: Any, *, lose: Iterable[str] = ()) -> int:

@@ -62,10 +62,14 @@ def test_stream_event_is_applied_to_the_index(aws_stack, aws_backend, path):
     exist in this store, so verification is switched off: the images are applied as they are."""
     from mnemo import runtime
     from mnemo.backends.aws.mapping import doc_id
+    from mnemo.embedding import default_embedder
     from mnemo.service.pipeline import Service
 
     event = json.loads(path.read_text())
-    runtime.use(Service(aws_backend), aws_stack.model_copy(update={"indexer_verify_after_s": 10**9}))
+    runtime.use(
+        Service(aws_backend, embedder=default_embedder()),
+        aws_stack.model_copy(update={"indexer_verify_after_s": 10**9}),
+    )
     try:
         function, handler = handler_for("DynamoDB")
         response = handler(event, LocalContext(function))

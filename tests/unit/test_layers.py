@@ -1,8 +1,10 @@
-"""The architecture, held by the import graph: handlers → api → service → ports ← backends.
+"""The architecture, held by the import graph: handlers → api → service → ports ← adapters.
 
 Every ``import`` in ``shared/mnemo`` (function-level and ``TYPE_CHECKING`` ones included) is an
-edge; the rules below say which edges may not exist. ``mnemo.runtime`` is the composition root:
-the one module that picks a backend, so it alone may import one.
+edge; the rules below say which edges may not exist. The adapters are the backends and the
+embedders (``mnemo.embedding``, behind the ``Embedder`` port). ``mnemo.runtime`` is the
+composition root: the one module that picks a backend and an embedder, so it alone may import
+them; the routers are handed the service (``api.http.ServiceProvider``) and never import it.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "mnemo"
 
 #: layer → the mnemo packages it must never import
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "mnemo.service": ("mnemo.backends", "mnemo.api", "mnemo.local", "mnemo.runtime"),
-    "mnemo.api": ("mnemo.backends", "mnemo.local"),
-    "mnemo.local": ("mnemo.backends",),
-    "mnemo.backends": ("mnemo.service", "mnemo.api", "mnemo.local", "mnemo.runtime"),
+    "mnemo.service": ("mnemo.backends", "mnemo.embedding", "mnemo.api", "mnemo.local", "mnemo.runtime"),
+    "mnemo.api": ("mnemo.backends", "mnemo.embedding", "mnemo.local", "mnemo.runtime"),
+    "mnemo.local": ("mnemo.backends", "mnemo.embedding"),
+    "mnemo.backends": ("mnemo.service", "mnemo.embedding", "mnemo.api", "mnemo.local", "mnemo.runtime"),
+    "mnemo.embedding": ("mnemo.service", "mnemo.backends", "mnemo.api", "mnemo.local", "mnemo.runtime"),
 }
 #: modules that may import only these mnemo modules (leaves of the graph)
 ONLY: dict[str, tuple[str, ...]] = {
@@ -96,6 +99,11 @@ def test_no_layer_is_crossed():
         ("mnemo.backends.aws.store", "mnemo.service.context"),
         ("mnemo.models.tools", "mnemo.service.identity"),
         ("mnemo.api.mcp.endpoint", "mnemo.observability"),
+        ("mnemo.service.vectors", "mnemo.embedding.static"),
+        ("mnemo.service.pipeline", "mnemo.embedding"),
+        ("mnemo.api.routers.mcp", "mnemo.runtime"),
+        ("mnemo.embedding.static", "mnemo.backends.sqlite.vectors"),
+        ("mnemo.backends.aws.index", "mnemo.embedding"),
     ],
 )
 def test_the_check_catches_a_crossing(module, target):
@@ -111,3 +119,4 @@ def test_the_graph_sees_every_module_and_function_level_imports():
     assert "mnemo.service.pipeline" in edges and "mnemo.backends.sqlite.index" in edges
     # runtime imports its backends inside a function: still an edge (and allowed: it is the root)
     assert "mnemo.backends.sqlite" in edges["mnemo.runtime"]
+    assert "mnemo.embedding" in edges["mnemo.runtime"]

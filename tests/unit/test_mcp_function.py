@@ -20,6 +20,7 @@ from mnemo import __version__, runtime
 from mnemo.api.routers import mcp as mcp_app
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.config import Settings
+from mnemo.embedding import default_embedder
 from mnemo.local.server import LocalContext
 from mnemo.models.records import RateLimits
 from mnemo.models.tools import Args, Result
@@ -345,7 +346,7 @@ def one_write_a_minute(tmp_path: Path) -> Iterator[Service]:
     cfg = Settings(backend="sqlite", data_dir=tmp_path / "limited")
     backend = SqliteBackend(cfg.sqlite_path)
     tenancy.bootstrap(backend, plain_key=EVENTS_KEY)
-    svc = Service(backend, default_limits=RateLimits(write=1, search=120))
+    svc = Service(backend, default_limits=RateLimits(write=1, search=120), embedder=default_embedder())
     runtime.use(svc, cfg)
     yield svc
     runtime.use(None)

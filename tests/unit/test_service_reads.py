@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mnemo.embedding import default_embedder
 from mnemo.service import tenancy
 from mnemo.service.pipeline import Service
 
@@ -28,7 +29,7 @@ class Ports:
 def test_a_tool_call_on_the_default_project_reads_the_workspace_once(sqlite_backend):
     key = tenancy.bootstrap(sqlite_backend)
     tenants = CountingTenants(sqlite_backend.tenants)
-    svc = Service(Ports(sqlite_backend, tenants))
+    svc = Service(Ports(sqlite_backend, tenants), embedder=default_embedder())
     caller = svc.authenticate(f"Bearer {key.plain}")
 
     svc.invoke("memory_search", caller, {"q": ""})

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.backends.sqlite.db import INDEX_VERSION
+from mnemo.embedding import default_embedder
 from mnemo.service.pipeline import Service
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -46,7 +47,7 @@ def test_a_database_of_the_old_layout_upgrades_when_opened(old: tuple[Path, dict
 
     # When the new code opens it
     backend = SqliteBackend(db)
-    svc = Service(backend)
+    svc = Service(backend, embedder=default_embedder())
     caller = svc.authenticate(f"Bearer {manifest['key']}")
 
     def call(tool: str, **arguments):
@@ -97,7 +98,7 @@ def test_an_upgraded_database_opens_again_without_rebuilding(old: tuple[Path, di
 
     monkeypatch.setattr(SqliteSearchIndex, "rebuild", refuse)
     backend = SqliteBackend(db)
-    svc = Service(backend)
+    svc = Service(backend, embedder=default_embedder())
     caller = svc.authenticate(f"Bearer {manifest['key']}")
     results = svc.invoke("search_memory", caller, {"query": "standups"}).result.results
     assert [r.reference for r in results] == [manifest["ids"]["standup"]]

@@ -2,6 +2,10 @@
 exception into docs/contract.md §4's ``{message, code}`` (through ``api.errors``), and the resolver and
 routers the functions are assembled from.
 
+The routers do not find the service themselves: each is given a :class:`ServiceProvider` by the
+composition root (the functions' handlers pass ``mnemo.runtime``; a test may pass its own), and
+asks it for the service on each request, so nothing is built at import.
+
 A :class:`SurfaceRouter` is a Powertools ``Router`` that also records the routes it declares in
 ``template.yaml``'s form (``/v1/admin/keys/{key_id}/revoke``), so a test holds each function's
 routes to the template, and the local server routes by them.
@@ -15,7 +19,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -27,7 +31,20 @@ from mnemo.api.errors import as_mnemo_error
 from mnemo.errors import ContentTooLarge, InvalidRequest, NotFound
 from mnemo.observability import logger, metrics
 
+if TYPE_CHECKING:
+    from mnemo.config import Settings
+    from mnemo.service.pipeline import Service
+
 JSON = "application/json"
+
+
+class ServiceProvider(Protocol):
+    """What a surface receives from the composition root: the process's service and settings,
+    asked for per request (``mnemo.runtime`` builds them on first use)."""
+
+    def service(self) -> Service: ...
+
+    def settings(self) -> Settings: ...
 
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:

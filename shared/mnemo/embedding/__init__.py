@@ -16,13 +16,19 @@ from collections.abc import Sequence
 from mnemo.ports import Embedder
 
 
+def default_embedder() -> Embedder:
+    """The process's packaged static embedder (``static``; its model loads on first use)."""
+    from mnemo.embedding.static import shared_embedder
+
+    return shared_embedder()
+
+
 def build_embedder(name: str) -> Embedder | None:
+    """The embedder ``MNEMO_EMBEDDER`` names (None for ``none``)."""
     if name == "none":
         return None
     if name == "static":
-        from mnemo.embedding.static import shared_embedder
-
-        return shared_embedder()
+        return default_embedder()
     module, sep, attr = name.partition(":")
     if not sep:
         raise ValueError(f"MNEMO_EMBEDDER must be 'static', 'none' or 'module:callable', not {name!r}")

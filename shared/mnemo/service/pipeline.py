@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -55,26 +55,14 @@ def validate(model: type[BaseModel], arguments: Mapping[str, Any] | Any) -> Any:
         raise validation_error(exc) from None
 
 
-#: ``Service(embedder=DEFAULT_EMBEDDER)``: the packaged static model (``mnemo.service.vectors``)
-DEFAULT_EMBEDDER: Literal["default"] = "default"
-
-
 class Service:
-    def __init__(
-        self,
-        ports: Ports,
-        *,
-        default_limits: RateLimits | None = None,
-        embedder: Embedder | Literal["default"] | None = DEFAULT_EMBEDDER,
-    ) -> None:
+    def __init__(self, ports: Ports, *, embedder: Embedder | None, default_limits: RateLimits | None = None) -> None:
+        """``embedder`` is the embedder of meaning the composition root chose (``mnemo.runtime``
+        from ``MNEMO_EMBEDDER``); None: words only."""
         self.ports = ports
         self.default_limits = default_limits or RateLimits()
-        if embedder == DEFAULT_EMBEDDER:
-            from mnemo.service.vectors import default_embedder
-
-            embedder = default_embedder()
         #: the embedder of meaning (None: words only); the same on every backend by default
-        self.embedder: Embedder | None = embedder  # type: ignore[assignment]
+        self.embedder = embedder
 
     # -- identity ---------------------------------------------------------------------------
 

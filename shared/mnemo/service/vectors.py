@@ -10,13 +10,6 @@ from mnemo.observability import logger
 from mnemo.ports import Embedder
 
 
-def default_embedder() -> Embedder:
-    """The process's packaged static embedder (its model loads on first use)."""
-    from mnemo.embedding.static import shared_embedder
-
-    return shared_embedder()
-
-
 def embed_content(embedder: Embedder | None, content: str) -> Embedding | None:
     """The content's vector, or None when there is no embedder or it failed (logged)."""
     if embedder is None:

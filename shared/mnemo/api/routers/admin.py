@@ -8,30 +8,29 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import Response
 
-from mnemo import runtime
-from mnemo.api.http import SurfaceRouter, json_response, request_body
+from mnemo.api.http import ServiceProvider, SurfaceRouter, json_response, request_body
 from mnemo.observability import logger
 from mnemo.service.catalog import ADMIN_OPERATIONS
 from mnemo.service.operations import Operation
 
 
-def admin_router(*names: str) -> SurfaceRouter:
-    """Routes for the workspace operations ``names``."""
+def admin_router(root: ServiceProvider, *names: str) -> SurfaceRouter:
+    """Routes for the workspace operations ``names``, served by ``root``'s service."""
     router = SurfaceRouter()
     for name in names:
         if name not in ADMIN_OPERATIONS:
             raise ValueError(f"no workspace operation named {name!r} in the catalog")
         op = ADMIN_OPERATIONS[name]
-        router.serve(op.method, op.path)(_route_for(router, op))
+        router.serve(op.method, op.path)(_route_for(router, root, op))
     return router
 
 
-def _route_for(router: SurfaceRouter, op: Operation) -> Callable[..., Response]:
+def _route_for(router: SurfaceRouter, root: ServiceProvider, op: Operation) -> Callable[..., Response]:
     def call_admin(**params: str) -> Response:
         event = router.current_event
-        svc = runtime.service()
+        svc = root.service()
         caller = svc.authenticate(event.headers.get("authorization"))
-        arguments = request_body(event.raw_event, runtime.settings().max_body_bytes) if op.args else None
+        arguments = request_body(event.raw_event, root.settings().max_body_bytes) if op.args else None
         invocation = svc.invoke(op.name, caller, arguments, params=params)
         logger.info(
             "admin call", extra={"operation": op.name, "workspace_id": caller.workspace_id, "key_id": caller.key_id}

@@ -9,7 +9,9 @@ request's ``CallHeaders`` (``X-Project``, ``Idempotency-Key``) read by the same 
 scopes, rate limits, validation, header rules and project resolution are exactly those of REST.
 
 No session state: the catalog and the endpoint are built once per process (on the first
-request, never at import) and every request carries everything it needs.
+request, never at import) and every request carries everything it needs — its caller, its
+headers and the service that runs its calls, which the route has from its ``ServiceProvider``
+(the stdio server from its caller, ``mnemo.local.cli.mcp``).
 """
 
 from __future__ import annotations
@@ -18,16 +20,16 @@ import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from mnemo import __version__, runtime
+from mnemo import __version__
 from mnemo.api.errors import as_mnemo_error
-from mnemo.api.http import CallHeaders, SurfaceRouter, raw_body
+from mnemo.api.http import CallHeaders, ServiceProvider, SurfaceRouter, raw_body
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
 from mnemo.api.mcp.stdio import run_stdio
 from mnemo.models.tools import ErrorBody
@@ -35,6 +37,9 @@ from mnemo.observability import logger, metrics
 from mnemo.service.catalog import TOOLS
 from mnemo.service.identity import Caller
 from mnemo.service.operations import Operation
+
+if TYPE_CHECKING:
+    from mnemo.service.pipeline import Service
 
 MCP_PATH = "/mcp"
 
@@ -53,15 +58,17 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True, slots=True)
 class _Request:
-    """What one HTTP request contributes to its tool calls."""
+    """What one request (over HTTP, or the stdio session) contributes to its tool calls."""
 
+    #: the service that runs them
+    service: Service
     caller: Caller
     #: ``X-Project`` and ``Idempotency-Key``, read as the REST route reads them
     headers: CallHeaders
 
 
-# The endpoint is shared by the whole process; the caller of the request being served travels
-# here (contextvars are per thread, so the local threaded server is safe too).
+# The endpoint is shared by the whole process; the caller of the request being served (and its
+# service) travels here (contextvars are per thread, so the local threaded server is safe too).
 _current_request: ContextVar[_Request] = ContextVar("mnemo_mcp_request")
 
 _endpoint_lock = threading.Lock()
@@ -137,7 +144,7 @@ def invoke_tool(name: str, arguments: dict) -> ToolOutcome:
     started = time.perf_counter()
     try:
         headers = request.headers
-        invocation = runtime.service().invoke(
+        invocation = request.service.invoke(
             name, request.caller, arguments, project_header=headers.project, idempotency_key=headers.idempotency_key
         )
     except Exception as exc:  # noqa: BLE001 - mapped once, in as_mnemo_error (which logs the unexpected)
@@ -182,34 +189,38 @@ def reset_endpoint() -> None:
         _endpoint = None
 
 
-def serve_stdio(caller: Caller, reader: IO[bytes], writer: IO[bytes]) -> None:
+def serve_stdio(
+    service: Service, caller: Caller, reader: IO[bytes], writer: IO[bytes], *, max_message_bytes: int
+) -> None:
     """MCP over stdio for one local caller (``mnemo mcp``) until ``reader`` ends: the same
-    endpoint and the same ``Service.invoke`` as ``/mcp``, every call made as ``caller``. Metrics
-    are dropped after each message (no Lambda runtime collects them here)."""
-    token = _current_request.set(_Request(caller, CallHeaders()))  # stdio carries no HTTP headers
+    endpoint and the same ``Service.invoke`` as ``/mcp``, every call made on ``service`` as
+    ``caller``. Metrics are dropped after each message (no Lambda runtime collects them here)."""
+    token = _current_request.set(_Request(service, caller, CallHeaders()))  # stdio carries no HTTP headers
     try:
         run_stdio(
             mcp_endpoint(),
             reader,
             writer,
-            max_message_bytes=runtime.settings().max_body_bytes,
+            max_message_bytes=max_message_bytes,
             after_message=metrics.clear_metrics,
         )
     finally:
         _current_request.reset(token)
 
 
-def mcp_router() -> SurfaceRouter:
-    """``/mcp``: POST is MCP; GET and DELETE answer 405 with ``Allow: POST`` (no sessions here)."""
+def mcp_router(root: ServiceProvider) -> SurfaceRouter:
+    """``/mcp``, served by ``root``'s service: POST is MCP; GET and DELETE answer 405 with
+    ``Allow: POST`` (no sessions here)."""
     router = SurfaceRouter()
 
     @router.serve(["POST", "GET", "DELETE"], MCP_PATH)
     def mcp() -> Response:
         event = router.current_event
-        caller = runtime.service().authenticate(event.headers.get("authorization"))
-        body = raw_body(event.raw_event, runtime.settings().max_body_bytes)
+        svc = root.service()
+        caller = svc.authenticate(event.headers.get("authorization"))
+        body = raw_body(event.raw_event, root.settings().max_body_bytes)
         metrics.add_metric(name="mcp_requests", unit=MetricUnit.Count, value=1)
-        token = _current_request.set(_Request(caller, CallHeaders.of(event.headers)))
+        token = _current_request.set(_Request(svc, caller, CallHeaders.of(event.headers)))
         try:
             reply = mcp_endpoint().handle(event.http_method, dict(event.headers), body)
         finally:

@@ -12,8 +12,7 @@ from collections.abc import Callable
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mnemo import runtime
-from mnemo.api.http import JSON, CallHeaders, SurfaceRouter, request_body
+from mnemo.api.http import JSON, CallHeaders, ServiceProvider, SurfaceRouter, request_body
 from mnemo.errors import NotFound
 from mnemo.observability import logger, metrics
 from mnemo.service.catalog import TOOLS
@@ -21,31 +20,32 @@ from mnemo.service.catalog import TOOLS
 PREFIX = "/v1/tools/"
 
 
-def tools_router(*names: str, unknown: bool = False) -> SurfaceRouter:
-    """Routes for the tools ``names``; with ``unknown``, also ``/v1/tools/{name}``, which answers
-    404 for a name no function serves (API Gateway sends every other name to this function)."""
+def tools_router(root: ServiceProvider, *names: str, unknown: bool = False) -> SurfaceRouter:
+    """Routes for the tools ``names``, served by ``root``'s service; with ``unknown``, also
+    ``/v1/tools/{name}``, which answers 404 for a name no function serves (API Gateway sends every
+    other name to this function)."""
     router = SurfaceRouter()
     for name in names:
         if name not in TOOLS:
             raise ValueError(f"no tool named {name!r} in the catalog")
-        router.serve("POST", PREFIX + name)(_route_for(router, name))
+        router.serve("POST", PREFIX + name)(_route_for(router, root, name))
     if unknown:
 
         @router.serve("POST", PREFIX + "{name}")
         def unknown_tool(name: str) -> Response:
-            runtime.service().authenticate(router.current_event.headers.get("authorization"))
+            root.service().authenticate(router.current_event.headers.get("authorization"))
             raise NotFound(f"no tool named {name!r}" + (" here" if name in TOOLS else ""))
 
     return router
 
 
-def _route_for(router: SurfaceRouter, name: str) -> Callable[[], Response]:
+def _route_for(router: SurfaceRouter, root: ServiceProvider, name: str) -> Callable[[], Response]:
     def call_tool() -> Response:
         started = time.perf_counter()
         event = router.current_event
-        svc = runtime.service()
+        svc = root.service()
         caller = svc.authenticate(event.headers.get("authorization"))
-        arguments = request_body(event.raw_event, runtime.settings().max_body_bytes)
+        arguments = request_body(event.raw_event, root.settings().max_body_bytes)
         headers = CallHeaders.of(event.headers)
         invocation = svc.invoke(
             name, caller, arguments, project_header=headers.project, idempotency_key=headers.idempotency_key

@@ -51,7 +51,7 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     project = tenancy.project(svc.ports, workspace_id, args.project or os.environ.get("MNEMO_PROJECT") or None)
     caller = local_caller(workspace_id, project.id, LOCAL_LABEL)
     try:
-        serve_stdio(caller, sys.stdin.buffer, channel)
+        serve_stdio(svc, caller, sys.stdin.buffer, channel, max_message_bytes=runtime.settings().max_body_bytes)
     except (KeyboardInterrupt, BrokenPipeError):  # the host went away
         pass
     finally:
