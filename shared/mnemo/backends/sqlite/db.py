@@ -3,8 +3,9 @@ transaction discipline every adapter shares, and the engine's outages as ``Store
 
 One connection per thread (``check_same_thread`` stays on); WAL lets readers run beside the one
 writer. Writes take ``BEGIN IMMEDIATE``, so a read-decide-write (a version check, a rate-limit
-bucket) is atomic across threads and processes. ``write()`` nests: a record and its index row
-commit in one transaction, which is why an edit is searchable the moment it returns.
+bucket) is atomic across threads and processes. ``write()`` nests (a SAVEPOINT inside the outer
+transaction): a record and its index row commit in one transaction, which is why an edit is
+searchable the moment it returns, and an inner block that fails leaves none of its writes.
 """
 
 from __future__ import annotations
@@ -85,14 +86,25 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; nested calls join the outermost one."""
+        """A write transaction. A nested call runs in a SAVEPOINT of the outermost one: its writes
+        commit with that transaction, and when it fails they are undone — all of them — even if an
+        outer block catches the error and goes on (sqlite-utils' ``Database.atomic()`` nests alike)."""
         conn = self.conn()
-        if self._local.depth:
-            self._local.depth += 1
+        depth: int = self._local.depth
+        if depth:
+            savepoint = f"nested_{depth}"
+            _execute(conn, f"SAVEPOINT {savepoint}")
+            self._local.depth = depth + 1
             try:
                 yield conn
+            except BaseException:
+                conn.execute(f"ROLLBACK TO {savepoint}")
+                conn.execute(f"RELEASE {savepoint}")
+                raise
+            else:
+                _execute(conn, f"RELEASE {savepoint}")
             finally:
-                self._local.depth -= 1
+                self._local.depth = depth
             return
         _execute(conn, "BEGIN IMMEDIATE")
         self._local.depth = 1
