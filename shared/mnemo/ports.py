@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -109,12 +109,6 @@ class StoreChange:
     record: MemoryRecord
     #: when the store made the change (None: unknown, treated as old)
     at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IdempotentResult:
-    fingerprint: str
-    response: dict[str, object] = field(default_factory=dict)
 
 
 class VersionConflict(Exception):
@@ -267,15 +261,23 @@ class TenantStore(Protocol):
     def revoke_key(self, workspace_id: str, key_id: str) -> bool: ...
 
 
+#: how long a key replays its first result (docs/contract.md §3)
+IDEMPOTENCY_TTL_S = 24 * 3600
+#: how long the first call's claim holds its key: a call that died (timeout, crash) frees it then
+IDEMPOTENCY_IN_PROGRESS_S = 30
+
+
 class IdempotencyStore(Protocol):
     def run_once(
         self, workspace_id: str, key: str, fingerprint: str, compute: Callable[[], dict[str, Any]]
     ) -> dict[str, Any]:
         """The first call with ``key`` runs ``compute`` and stores its result; a later call with
-        the same ``fingerprint`` returns that result without running ``compute``. Raises
-        ``IdempotencyMismatch`` when the key was used with another fingerprint, and
-        ``VersionConflict`` while the first call with the key is still running. When ``compute``
-        raises, nothing is stored and the key is free again."""
+        the same ``fingerprint`` returns that result without running ``compute``, for
+        :data:`IDEMPOTENCY_TTL_S`. Raises ``IdempotencyMismatch`` when the key was used with
+        another fingerprint, and ``VersionConflict`` while the first call with the key is still
+        running — at once, without waiting for it, and without keeping other writes waiting
+        meanwhile. A claim older than :data:`IDEMPOTENCY_IN_PROGRESS_S` (its call died) is taken
+        over by the next call. When ``compute`` raises, nothing is stored and the key is free again."""
         ...
 
 

@@ -4,7 +4,9 @@ The utility's flow is exactly the contract (docs/contract.md §3): a conditional
 (status ``INPROGRESS``); the add runs; an ``UpdateItem`` stores its response (``COMPLETED``). A
 repeat finds the completed record in the failed claim's ``ALL_OLD`` image and replays it without
 running the add; other arguments fail Powertools' payload validation (→ 409); a concurrent
-duplicate finds the claim in progress (→ 409, retry). When the add raises, the claim is deleted.
+duplicate finds the claim in progress (→ 409, retry), and a claim whose time has run out (its call
+died) is taken over. When the add raises, the claim is deleted. The SQLite adapter does the same,
+step for step.
 
 The idempotency record's key hashes ``[workspace, key]`` under a fixed prefix, so the same key
 replays across the add and MCP functions, and never across workspaces.
@@ -29,12 +31,8 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from mnemo.backends.aws.errors import outage
 from mnemo.backends.errors import translate_errors
 from mnemo.errors import StoreUnavailable
-from mnemo.ports import IdempotencyMismatch, VersionConflict
+from mnemo.ports import IDEMPOTENCY_IN_PROGRESS_S, IDEMPOTENCY_TTL_S, IdempotencyMismatch, VersionConflict
 
-#: how long a key replays its first result (docs/contract.md §3: 24 h, as the SQLite backend)
-EXPIRES_AFTER_S = 24 * 3600
-#: a claim whose call died (timeout, crash) frees the key after this long
-IN_PROGRESS_BUDGET_MS = 30_000
 KEY_PREFIX = "mnemo.memory_add"
 
 
@@ -46,24 +44,30 @@ def _outage(exc: BaseException, operation: str = "") -> StoreUnavailable | None:
 
 
 class _Budget:
-    """Stands in for the Lambda context Powertools reads the in-progress expiry from; constant, so
-    one config serves every thread (the local server is threaded)."""
+    """Stands in for the Lambda context Powertools reads the in-progress expiry from: the store's
+    claim time, the same for every call, so one config serves every thread (the local server is
+    threaded)."""
+
+    def __init__(self, store: PowertoolsIdempotencyStore) -> None:
+        self.store = store
 
     def get_remaining_time_in_millis(self) -> int:
-        return IN_PROGRESS_BUDGET_MS
+        return self.store.in_progress_ms
 
 
 @translate_errors(_outage)
 class PowertoolsIdempotencyStore:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, *, in_progress_ms: int = IDEMPOTENCY_IN_PROGRESS_S * 1000) -> None:
+        #: how long a claim holds the key before another call may take it over
+        self.in_progress_ms = in_progress_ms
         self.persistence = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
         config = IdempotencyConfig(
             event_key_jmespath="[workspace_id, key]",
             payload_validation_jmespath="fingerprint",
             raise_on_no_idempotency_key=True,
-            expires_after_seconds=EXPIRES_AFTER_S,
+            expires_after_seconds=IDEMPOTENCY_TTL_S,
             hash_function="sha256",
-            lambda_context=_Budget(),  # type: ignore[arg-type]
+            lambda_context=_Budget(self),  # type: ignore[arg-type]
         )
 
         @idempotent_function(

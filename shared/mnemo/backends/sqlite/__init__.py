@@ -37,6 +37,7 @@ class SqliteBackend:
         self.idempotency = SqliteIdempotencyStore(self.db)
         self.maintenance = SqliteMaintenance(self.db, self.index)
         self.store.migrate()
+        self.idempotency.migrate()
         if self.index.outdated():
             self.index.rebuild()
 

@@ -91,12 +91,14 @@ CREATE TABLE IF NOT EXISTS rate_buckets (
     tat_ms       INTEGER NOT NULL,               -- GCRA theoretical arrival time
     PRIMARY KEY (workspace_id, rate_class)
 ) WITHOUT ROWID;
+-- A key's first result (JSON), or while its first call runs a claim ('' and the time it runs out).
 CREATE TABLE IF NOT EXISTS idempotency (
-    workspace_id TEXT NOT NULL,
-    key          TEXT NOT NULL,
-    fingerprint  TEXT NOT NULL,
-    response     TEXT NOT NULL,
-    created_ms   INTEGER NOT NULL,
+    workspace_id         TEXT NOT NULL,
+    key                  TEXT NOT NULL,
+    fingerprint          TEXT NOT NULL,
+    response             TEXT NOT NULL,
+    created_ms           INTEGER NOT NULL,
+    in_progress_until_ms INTEGER,                -- set while claimed, NULL once the result is stored
     PRIMARY KEY (workspace_id, key)
 ) WITHOUT ROWID;
 -- Where each cleanup walk resumes (mnemo.service.cleanup); one row per walk.
