@@ -9,7 +9,6 @@ wheel's ``l2_supercat_tokenizer_config.json`` (``add_special_tokens=False``), an
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 from mnemo.embedding import build_embedder, cosine
@@ -64,14 +63,14 @@ def test_vectors_are_unit_length_of_the_declared_dimension_and_empty_text_is_zer
     assert vectors[2] == [0.0] * embedder.dim
 
 
-def test_the_longest_content_embeds_in_well_under_a_second(embedder):
+def test_the_longest_content_embeds_to_a_unit_vector(embedder):
+    # its speed is bench/'s to measure (bench.embedders): a timed assertion flakes on a loaded box
     text = "Deploys freeze on Fridays; 数据库每天凌晨两点备份. " * 70  # ≈ 4 KB
 
-    started = time.perf_counter()
     (vector,) = embedder.embed([text[:4096]])
 
     assert len(vector) == embedder.dim
-    assert time.perf_counter() - started < 1.0  # a generous bound: it takes milliseconds
+    assert round(math.sqrt(sum(x * x for x in vector)), 6) == 1.0
 
 
 def test_missing_data_files_are_a_clear_embedder_error(tmp_path):

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mnemo.local.workers import PoolOptions, WorkerPool
+
+from tests.support.scripted_gateway import Hold
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,35 +52,43 @@ def test_the_warm_instances_are_running_when_start_returns(pool):
     assert len(pool.pids()) == 2 and all(alive(pid) for pid in pool.pids())
 
 
-def test_a_slow_call_holds_one_instance_while_the_others_keep_answering(pool):
+def test_a_slow_call_holds_one_instance_while_the_others_keep_answering(pool, tmp_path):
+    hold = Hold(tmp_path)
     slow: list[dict] = []
-    release = threading.Thread(target=lambda: slow.append(call(pool, "/sleep/3")[2]))
-    release.start()
+    running = threading.Thread(target=lambda: slow.append(call(pool, hold.path)[2]))
+    running.start()
     try:
+        wait_until(hold.holders, timeout=30, what="the slow call to start")
         answers = [call(pool, "/quick", f"{i}".encode())[2] for i in range(20)]
-        still_running = release.is_alive()
+        still_running = running.is_alive()
     finally:
-        release.join()
+        hold.release()
+        running.join()
 
     assert still_running, "the twenty quick calls were answered while the slow one ran"
     assert [a["body"] for a in answers] == [str(i) for i in range(20)]
     assert slow[0]["pid"] not in {a["pid"] for a in answers}
 
 
-def test_busy_instances_make_the_pool_scale_out_up_to_its_maximum(pool):
+def test_busy_instances_make_the_pool_scale_out_up_to_its_maximum(pool, tmp_path):
+    hold = Hold(tmp_path)
     seen: list[int] = []
     lock = threading.Lock()
 
     def slow_call() -> None:
-        pid = call(pool, "/sleep/1")[2]["pid"]
+        pid = call(pool, hold.path)[2]["pid"]
         with lock:
             seen.append(pid)
 
     callers = [threading.Thread(target=slow_call) for _ in range(8)]
     for caller in callers:
         caller.start()
-    for caller in callers:
-        caller.join()
+    try:
+        wait_until(lambda: len(hold.holders()) == 4, timeout=60, what="four instances holding a call")
+    finally:
+        hold.release()
+        for caller in callers:
+            caller.join()
 
     assert len(seen) == 8
     assert len(set(seen)) == 4  # max_instances: two warm ones and two cold starts
@@ -120,20 +130,20 @@ def test_an_instance_that_dies_is_a_500_and_is_replaced(pool):
     assert pool.instances >= 2  # the warm count is kept
 
 
-def test_taking_the_last_idle_instance_warms_a_spare():
+def test_taking_the_last_idle_instance_warms_a_spare(tmp_path):
+    hold = Hold(tmp_path)
     pool = pool_of(min_instances=1, max_instances=3, budget_s=30)
     try:
-        slow = threading.Thread(target=lambda: call(pool, "/sleep/2"))
+        slow = threading.Thread(target=lambda: call(pool, hold.path))
         slow.start()
-        pids = set()
-        deadline = time.monotonic() + 30
-        while len(pids) < 2 and time.monotonic() < deadline:  # the spare comes up while the slow call runs
-            pids = set(pool.pids())
-            time.sleep(0.02)
+        # the spare comes up while the slow call runs
+        pids = wait_until(lambda: set(pool.pids()) if len(pool.pids()) >= 2 else None, 30, "a spare")
         quick = call(pool, "/quick")[2]["pid"]
         still_running = slow.is_alive()
+        hold.release()
         slow.join()
     finally:
+        hold.release()
         pool.close()
 
     assert still_running and len(pids) == 2
@@ -168,23 +178,28 @@ def test_each_calls_metrics_go_to_the_sink_as_one_emf_line(tmp_path: Path):
     assert lines[0]["first_call"] == [1.0] and lines[1]["second_call"] == [1.0]
 
 
-def test_a_long_call_gives_way_to_quick_ones_and_its_instance_is_replaced():
+def test_a_long_call_gives_way_to_quick_ones_and_its_instance_is_replaced(tmp_path):
+    hold = Hold(tmp_path)
     pool = pool_of(min_instances=2, max_instances=3, budget_s=30, demote_after_s=0.3)
     try:
         answers: list[dict] = []
-        slow = threading.Thread(target=lambda: answers.append(call(pool, "/sleep/1.5")[2]))
+        slow = threading.Thread(target=lambda: answers.append(call(pool, hold.path)[2]))
         slow.start()
-        time.sleep(0.8)  # past demote_after_s, before the call ends
+        (holder,) = wait_until(hold.holders, timeout=30, what="the slow call to start")
+        # past demote_after_s, while the call runs
+        wait_until(lambda: os.getpriority(os.PRIO_PROCESS, holder) == 10, timeout=30, what="the demotion")
         priorities = {pid: os.getpriority(os.PRIO_PROCESS, pid) for pid in pool.pids()}
         quick = call(pool, "/quick")[2]["pid"]
+        hold.release()
         slow.join()
         (slow_pid,) = [a["pid"] for a in answers]
         after = call(pool, "/quick")[2]["pid"]
         instances = pool.pids()
     finally:
+        hold.release()
         pool.close()
 
     assert priorities[slow_pid] == 10, "the long call's instance runs at nice 10"
     assert priorities[quick] == 0, "quick calls keep their priority"
     assert slow_pid not in instances and not alive(slow_pid), "a demoted instance is not reused"
-    assert after != slow_pid and answers[0]["path"] == "/sleep/1.5"
+    assert after != slow_pid and answers[0]["path"] == hold.path
