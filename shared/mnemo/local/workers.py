@@ -304,34 +304,49 @@ def instance_main(conn: Connection, gateway_path: str, metrics_to: str | None) -
     """A worker's life: warm up, then serve one invocation at a time until told to stop."""
     # Ctrl-C reaches the whole process group: the server stops its instances itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _end_with_parent()
+    if not _end_with_parent():
+        return  # the forkserver (so the server) died before this instance was set to follow it
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     module, _, attribute = gateway_path.partition(":")
     gateway = getattr(importlib.import_module(module), attribute)()
     gateway.warm()
     sink = _metrics_sink(metrics_to)
-    conn.send(_READY)
+    try:
+        conn.send(_READY)
+    except OSError:  # the server went away while this instance warmed up
+        gateway.close()
+        return
     try:
         while True:
+            # the server went away (killed, even with -9): EOF, or a reset when it left an answer
+            # unread, or a broken pipe for the answer it will never read; the instance ends
+            # quietly, as one Lambda never hears of again
             try:
                 request = conn.recv()
-            except EOFError:  # the server went away
+            except (EOFError, OSError):
                 return
             if request is None:
                 return
             method, target, headers, body, source_ip, budget = request
             answer = gateway.dispatch(method, target, headers, body, source_ip, budget)
             _drain_metrics(sink)
-            conn.send(answer)
+            try:
+                conn.send(answer)
+            except OSError:
+                return
     finally:
         gateway.close()
 
 
-def _end_with_parent() -> None:
-    """Die with the forkserver (which ends with the server), even when the server was killed."""
+def _end_with_parent() -> bool:
+    """Die with the forkserver (which ends with the server), even when the server was killed;
+    False when the parent is already gone (it died before the request took effect: the instance
+    was handed to init and no signal will come)."""
+    parent = os.getppid()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    return os.getppid() == parent
 
 
 def _metrics_sink(metrics_to: str | None) -> IO[str] | None:
