@@ -142,7 +142,7 @@ cmd_fetch() {
     || { rm -rf "$tmp"; die "could not install the k-NN plugin into $tmp/opensearch-$VERSION"; }
   # World-readable so the unprivileged user the tests run OpenSearch as (when we are root) can read it.
   chmod -R a+rX "$tmp/opensearch-$VERSION"
-  touch "$tmp/opensearch-$VERSION/.mnemo-complete"
+  touch "$tmp/opensearch-$VERSION/$(basename "$MARKER")"  # the marker `home` and `fetch` look for
   rm -rf "$HOME_DIR"
   mv "$tmp/opensearch-$VERSION" "$HOME_DIR"
   rm -rf "$tmp"
