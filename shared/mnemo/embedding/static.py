@@ -23,28 +23,12 @@ from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
+from mnemo.embedding.merges import merge_ids
 from mnemo.errors import EmbedderUnavailable
 
 DATA = Path(__file__).resolve().parent / "data"
 MAGIC = b"MNEMOI8\x00"
 SPACE = "\u2581"  # SentencePiece's word boundary
-
-
-def merge_ids(spec: dict[str, object]) -> bytes:
-    """The spec's byte-pair merges in rank order as little-endian uint16 triples (left, right,
-    merged), as ``scripts/embedder_data.py`` stores them beside the tokenizer (``merges.u16``)."""
-    model = spec["model"]
-    assert isinstance(model, dict)
-    vocab: dict[str, int] = model["vocab"]
-    if len(vocab) > 0xFFFF:
-        raise EmbedderUnavailable("the tokenizer's vocabulary does not fit 16-bit ids")
-    ids = array("H")
-    for merge in model["merges"]:
-        left, right = merge.split(" ") if isinstance(merge, str) else merge
-        ids.extend((vocab[left], vocab[right], vocab[left + right]))
-    if sys.byteorder != "little":  # pragma: no cover
-        ids.byteswap()
-    return ids.tobytes()
 
 
 class BytePairTokenizer:
