@@ -64,6 +64,10 @@ MAX_QUERY_TERMS = 16
 #: recall's Latin prefixes are at least this long: a shorter one (``a``, ``to``) matches a large
 #: share of the vocabulary — noise rather than forgiveness — and is the costliest to expand
 MIN_PREFIX_LENGTH = 3
+#: ... and at most this long: a longer term matches whole words only. OpenSearch refuses a
+#: ``prefix`` query of more than about 1,000 characters ("input automaton is too large"), and no
+#: one types that much of a word expecting it to be completed
+MAX_PREFIX_LENGTH = 255
 
 
 def normalise(text: str) -> str:
@@ -154,8 +158,8 @@ def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
 
     A lone CJK character always matches as a prefix (it is the start of the bigrams that
     contain it); with ``latin_prefix`` (the forgiving ``recall``) every non-CJK term of at least
-    ``MIN_PREFIX_LENGTH`` characters does too. Every term also matches the words that share its
-    stem. Only the first ``MAX_QUERY_TERMS`` are kept.
+    ``MIN_PREFIX_LENGTH`` and at most ``MAX_PREFIX_LENGTH`` characters does too. Every
+    term also matches the words that share its stem. Only the first ``MAX_QUERY_TERMS`` are kept.
     """
     seen: set[str] = set()
     out: list[QueryTerm] = []
@@ -164,7 +168,7 @@ def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
             continue
         seen.add(term)
         cjk = is_cjk(term)
-        latin = latin_prefix and not cjk and len(term) >= MIN_PREFIX_LENGTH
+        latin = latin_prefix and not cjk and MIN_PREFIX_LENGTH <= len(term) <= MAX_PREFIX_LENGTH
         out.append(QueryTerm(term, prefix=(cjk and len(term) == 1) or latin))
         if len(out) == MAX_QUERY_TERMS:
             break

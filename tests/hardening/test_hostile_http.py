@@ -10,7 +10,9 @@ import socket
 
 import pytest
 from mnemo import text
+from mnemo.service.catalog import TOOLS
 
+from tests.contract.tool_args import arguments_for
 from tests.e2e.conftest import RunningServer
 from tests.hardening.conftest import MCP_META, Outcome, Reply, call, mcp_call, rest_call, send
 from tests.hardening.spec import INTERNALS, ODD_QUERIES, assert_spec_error
@@ -310,6 +312,26 @@ def test_a_query_of_exactly_4096_characters_is_accepted(seeded):
 
     assert reply.status == 200, reply.raw[:300]
     assert reply.body["memories"] == []
+
+
+#: the longest valid words: a query holds up to 4096 characters and content up to 4096 bytes, in
+#: one word (each query word becomes an index term, a recall word a prefix query too)
+LONG_WORDS = {"1001 letters": "b" * 1001, "4096 letters": "b" * 4096, "4096 CJK": "数" * 4096}
+
+
+@pytest.mark.parametrize("tool", list(TOOLS), ids=str)
+@pytest.mark.parametrize("word", list(LONG_WORDS.values()), ids=list(LONG_WORDS))
+def test_the_longest_valid_words_reach_every_tool_without_a_server_error(seeded, tool, word):
+    content = word.encode()[:4096].decode(errors="ignore")
+    target = call(seeded, "memory_add", {"content": content, "tags": ["long-word"]}).body["memory"]
+    try:
+        arguments = arguments_for(TOOLS[tool], memory_id=target["id"], text=word, content=content)
+        reply = call(seeded, tool, arguments)
+        assert reply.status < 500, reply.raw[:300]
+        if TOOLS[tool].read_only:
+            assert reply.status == 200, reply.raw[:300]
+    finally:
+        call(seeded, "memory_delete", {"id": target["id"]})
 
 
 UNDECLARED = ["TRACE", "CONNECT", "PROPFIND", "PUT", "DELETE", "PATCH", "GET"]

@@ -4,7 +4,7 @@ budget (bench/results/worst.md), and the schemas that state them."""
 from __future__ import annotations
 
 from mnemo.models.tools import MemorySearchArgs
-from mnemo.text import MAX_QUERY_TERMS, MIN_PREFIX_LENGTH, QueryTerm, query_terms
+from mnemo.text import MAX_PREFIX_LENGTH, MAX_QUERY_TERMS, MIN_PREFIX_LENGTH, QueryTerm, query_terms
 
 
 def test_a_query_keeps_its_first_distinct_terms_only():
@@ -25,6 +25,18 @@ def test_recall_treats_only_latin_terms_of_three_characters_or_more_as_prefixes(
         QueryTerm("数", prefix=True),  # a lone CJK character: always a prefix
         QueryTerm("数据"),
     ]
+
+
+def test_a_term_longer_than_the_longest_prefix_matches_whole_words_only():
+    # OpenSearch refuses a prefix query of about 1,000 characters ("input automaton is too large")
+    longest, over = "b" * MAX_PREFIX_LENGTH, "b" * (MAX_PREFIX_LENGTH + 1)
+
+    assert query_terms(f"{longest} {over} {'c' * 4096}", latin_prefix=True) == [
+        QueryTerm(longest, prefix=True),
+        QueryTerm(over),
+        QueryTerm("c" * 4096),
+    ]
+    assert MAX_PREFIX_LENGTH < 1000
 
 
 def test_the_schema_of_memory_search_states_how_many_terms_are_used():
