@@ -89,6 +89,14 @@ class Settings(BaseModel):
     #: stream changes older than this are checked against the store before they are indexed
     indexer_verify_after_s: int = Field(default=300, ge=1)
 
+    #: origins (comma-separated) allowed to call from a browser besides loopback and the API's
+    #: own (template.yaml's CorsAllowOrigins); see api/origin.py
+    allowed_origins: str = ""
+
+    @property
+    def origins(self) -> list[str]:
+        return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
     @property
     def sqlite_path(self) -> Path:
         return self.data_dir / "mnemo.db"

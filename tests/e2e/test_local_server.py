@@ -122,3 +122,25 @@ def test_first_start_prints_an_admin_key_that_works(tmp_path):
     finally:
         second_output = stop_server(again)
     assert "mnemo_" not in second_output  # an existing store prints no new key
+
+
+def test_a_rebound_host_or_a_foreign_origin_is_refused_before_any_work(server):
+    """DNS rebinding (MCP transport spec: servers MUST validate Origin): a page whose name was
+    re-pointed at 127.0.0.1 is refused with 403 ``{message, code}``; local callers are served."""
+    from tests.hardening.conftest import send
+
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    mcp = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    port = server.url.rsplit(":", 1)[1]
+    refused = [
+        send(server, "/mcp", initialize, headers={**mcp, "Host": f"evil.example:{port}"}),
+        send(server, "/mcp", initialize, headers={**mcp, "Origin": "http://evil.example"}),
+        send(server, "/v1/tools/memory_add", b'{"content": "x"}', headers={"Host": "evil.example"}),
+    ]
+    served = send(server, "/mcp", initialize, headers={**mcp, "Origin": f"http://localhost:{port}"})
+
+    for reply in refused:
+        assert reply.status == 403, reply.raw[:200]
+        body = json.loads(reply.raw)
+        assert body["code"] == "forbidden" and body["message"], body
+    assert served.status == 200, served.raw[:200]

@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mnemo.api import strict_json
 from mnemo.api.errors import as_mnemo_error
-from mnemo.errors import ContentTooLarge, InvalidRequest, NotFound
+from mnemo.api.origin import refusal
+from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound
 from mnemo.observability import logger, metrics
 
 if TYPE_CHECKING:
@@ -149,6 +151,8 @@ class Resolver(APIGatewayHttpResolver):
             self.include_router(router)
             self.served.extend(router.served)
 
+        self.use([_only_our_origins])
+
         @self.not_found
         def not_found(_: NotFoundError) -> Response:
             return error_response(NotFound("no such route"))
@@ -156,3 +160,15 @@ class Resolver(APIGatewayHttpResolver):
         @self.exception_handler(Exception)
         def any_error(exc: Exception) -> Response:
             return error_response(exc)
+
+
+def _only_our_origins(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
+    """Every route: 403 for a Host or Origin this server does not answer to (``api.origin``)."""
+    from mnemo import runtime
+
+    event = app.current_event
+    domain = (event.raw_event.get("requestContext") or {}).get("domainName")
+    why = refusal(event.headers or {}, domain, runtime.settings().origins)
+    if why is not None:
+        return error_response(Forbidden(why))
+    return next_middleware(app)

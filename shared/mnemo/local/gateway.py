@@ -81,7 +81,7 @@ def build_event(
         "requestContext": {
             "accountId": "000000000000",
             "apiId": "local",
-            "domainName": headers.get("host", "localhost"),
+            "domainName": "localhost",  # the server's own name, never the client's Host (api/origin.py)
             "domainPrefix": "local",
             "http": {
                 "method": method,
