@@ -45,3 +45,16 @@ def test_user_text_never_reaches_a_query_parser():
     text = json.dumps(search_body(query))
 
     assert "query_string" not in text and "simple_query_string" not in text and '"match"' not in text
+
+
+def test_a_query_word_too_long_for_a_prefix_query_reaches_the_index_as_a_term_only():
+    # OpenSearch refuses a prefix of about 1,000 characters ("input automaton is too large": 500)
+    word = "b" * 4096
+    query = IndexQuery(
+        Scope("ws_1", "prj_1"), query_terms(word, latin_prefix=True), "all", MemoryFilter(now=utc_now()), 5
+    )
+
+    body = json.dumps(search_body(query))
+
+    assert '"prefix"' not in body
+    assert word in body  # still looked for, as a whole word
