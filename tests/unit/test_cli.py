@@ -118,6 +118,20 @@ def test_limits_set_one_figure_keeps_the_other_and_default_resets(run):
     assert "search 120/min  write 60/min" in out
 
 
+def test_limits_show_says_where_default_figures_come_from(run, monkeypatch):
+    run("workspace", "create", "acme")
+    _, built_in, _ = run("limits", "show")
+    monkeypatch.setenv("MNEMO_SEARCH_PER_MINUTE", "1000000")
+    runtime.use(None)  # settings are read once per process: read them again
+    _, from_env, _ = run("limits", "show")
+    run("limits", "set", "--write", "7")
+    _, own, _ = run("limits", "show")
+
+    assert "search 120/min" in built_in and "built in" in built_in and "a server started with other" in built_in
+    assert "search 1000000/min" in from_env and "from MNEMO_SEARCH_PER_MINUTE here" in from_env
+    assert "this workspace's own; every server applies them" in own
+
+
 def test_text_listings_are_tables(run):
     run("workspace", "create", "acme")
     run("project", "create", "docs")

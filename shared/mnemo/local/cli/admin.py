@@ -161,9 +161,24 @@ def _limits_payload(svc: Service, workspace_id: str) -> tuple[dict[str, Any], st
 
     limits, custom = tenancy.effective_limits(svc.ports, workspace_id, svc.default_limits)
     payload = {"workspace_id": workspace_id, "search": limits.search, "write": limits.write, "custom": custom}
-    origin = "this workspace's own" if custom else "the deployment's defaults"
-    text = f"search {limits.search}/min  write {limits.write}/min  ({origin})"
+    text = f"search {limits.search}/min  write {limits.write}/min  ({_limits_origin(custom)})"
     return payload, text
+
+
+def _limits_origin(custom: bool) -> str:
+    """Where the figures come from. A workspace's own limits are stored: every server applies
+    them. The defaults are this command's: a server started with other ``MNEMO_*_PER_MINUTE``
+    values applies those, which this command cannot see."""
+    from mnemo.config import environment
+
+    if custom:
+        return "this workspace's own; every server applies them"
+    names = [f"MNEMO_{n.upper()}" for n in ("search_per_minute", "write_per_minute") if n in environment()]
+    where = f"from {' and '.join(names)} here" if names else "built in"
+    return (
+        f"the defaults, {where}; a server started with other MNEMO_SEARCH_PER_MINUTE / "
+        "MNEMO_WRITE_PER_MINUTE values applies its own"
+    )
 
 
 def cmd_limits_show(args: argparse.Namespace, console: Console) -> int:
