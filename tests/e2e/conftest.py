@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import stop
 
 SERVER_KEY = "e2e-admin-key-0123456789"
 
@@ -67,12 +70,7 @@ def start_server(data_dir: Path, env_extra: dict[str, str] | None = None, args: 
 
 def stop_server(server: RunningServer) -> str:
     """Stop the server; returns everything it wrote."""
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
+    stop(server.process, signal.SIGTERM, timeout=10)
     return server.output.read_text() if server.output else ""
 
 

@@ -22,6 +22,7 @@ import pytest
 from mnemo.backends.sqlite import SqliteBackend
 
 from tests.e2e.conftest import free_port
+from tests.support.processes import default_sigint, stop
 
 BANNER = "Mnemo listening on http://127.0.0.1:"
 #: the AWS backend pointed at a port where nothing listens
@@ -73,6 +74,7 @@ def serve(
     process = subprocess.Popen(
         [*command, *args],
         env=env if env is not None else clean_env(),
+        preexec_fn=default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -91,8 +93,7 @@ def serve(
         if then is not None:
             then(f"http://127.0.0.1:{port}")
     finally:
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
+        out, err = stop(process, signal.SIGINT)
     assert process.returncode == 0, err
     return Start(None, out, err, port)
 
@@ -152,6 +153,7 @@ def test_a_clean_first_start_prints_the_banner_and_the_key_and_nothing_else(tmp_
     process = subprocess.Popen(
         [sys.executable, "-m", "mnemo.local.cli", "--data-dir", str(tmp_path / "data"), "serve", "--port", str(port)],
         env=clean_env(),
+        preexec_fn=default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -162,8 +164,7 @@ def test_a_clean_first_start_prints_the_banner_and_the_key_and_nothing_else(tmp_
         started_key.append(lines[4].split('"')[1])
         use(f"http://127.0.0.1:{port}")
     finally:
-        process.send_signal(signal.SIGINT)
-        rest, err = process.communicate(timeout=20)
+        rest, err = stop(process, signal.SIGINT)
 
     assert process.returncode == 0
     assert lines[0].startswith(BANNER) and "(backend: sqlite, data: " in lines[0]

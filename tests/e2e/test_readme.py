@@ -35,6 +35,7 @@ import pytest
 
 from tests.e2e.conftest import free_port
 from tests.e2e.readme_runner import Session, Step, blocks, commands
+from tests.support.processes import default_sigint, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -71,6 +72,7 @@ class Server:
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=default_sigint,
             )
         deadline = time.monotonic() + 60
         while not re.search(r'export MNEMO_KEY="', self.log.read_text()):
@@ -84,12 +86,7 @@ class Server:
     def stop(self) -> str:
         if self.process.poll() is not None:
             return self.log.read_text()
-        os.killpg(self.process.pid, signal.SIGINT)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        stop(self.process, signal.SIGINT, group=True)
         return self.log.read_text()
 
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import default_sigint, stop
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -132,6 +134,7 @@ def serving(installed: Installed) -> Iterator[Serving]:
         [str(installed.mnemo), "serve", "--port", str(port)],
         cwd=installed.home,
         env=outside_env(),
+        preexec_fn=default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -144,8 +147,7 @@ def serving(installed: Installed) -> Iterator[Serving]:
     assert banner[0].startswith(f"Mnemo listening on http://127.0.0.1:{port} (backend: sqlite, data: .mnemo/mnemo.db)")
     key = banner[4].split('"')[1]
     yield Serving(f"http://127.0.0.1:{port}", key, process)
-    process.send_signal(signal.SIGINT)
-    rest, err = process.communicate(timeout=20)
+    rest, err = stop(process, signal.SIGINT)
     assert process.returncode == 0 and rest == "" and err == "", (rest, err)  # no warning, no traceback
 
 
