@@ -21,7 +21,7 @@ RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test install install-runtime clients lint unit fuzz bench clean openapi docs browser screenshots
+.PHONY: run test check install install-runtime clients lint unit fuzz bench clean openapi docs browser screenshots
 
 $(BIN)/python:
 	@echo "Creating $(VENV) with $(PYTHON)"
@@ -91,6 +91,15 @@ lint: $(ENV)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/cfn-lint template.yaml
+
+## check: the fast loop before a commit (about 3 minutes): lint, types, and the unit and contract
+## suites on SQLite without the tests marked slow, aws, browser or node (tests/conftest.py marks
+## them). Select more by marker, e.g. `.venv/bin/python -m pytest tests/e2e -m "not aws"`.
+check: $(ENV)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest tests/unit tests/contract -q -m "not slow and not aws and not browser and not node"
 
 ## unit: the fast suites only
 unit: $(ENV)

@@ -31,6 +31,47 @@ from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, avail
 #: the key that every file in events/ carries
 EVENTS_KEY = "test-events-key-0123456789"
 
+# -- markers by what a test needs (pyproject.toml registers them; `make check` leaves these out) --
+
+TESTS = Path(__file__).resolve().parent
+#: suites that start real servers, build artifacts or run long property searches
+SLOW_SUITES = frozenset({"e2e", "hardening", "built", "package", "integration"})
+#: modules that drive the pinned Node.js clients of tests/clients (`make clients`)
+NODE_MODULES = frozenset({"e2e/test_mcp_clients.py", "e2e/test_readme.py", "e2e/test_mcp_conformance.py"})
+#: unit and contract modules that take tens of seconds: worker processes, property searches
+SLOW_MODULES = frozenset(
+    {
+        "contract/test_state_machine.py",
+        "contract/test_isolation_property.py",
+        "contract/test_hostile_arguments.py",
+        "unit/test_like_patterns.py",
+        "unit/test_worker_pool.py",
+        "unit/test_worker_instance.py",
+        "unit/test_bench_quality_set.py",
+        "unit/test_matching_words.py",
+        "unit/test_moto_transactions.py",
+    }
+)
+#: single slow tests in otherwise quick modules (property searches over random corpora)
+SLOW_TESTS = frozenset(
+    {"unit/test_sqlite_search.py::test_random_corpora_and_queries_agree_with_scoring_every_document"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``slow`` and ``node`` by where a test lives, so ``-m "not slow"`` selects the fast loop;
+    ``aws`` and ``browser`` are set by the suites themselves."""
+    for item in items:
+        try:
+            where = item.path.relative_to(TESTS).as_posix()
+        except ValueError:
+            continue
+        name = f"{where}::{getattr(item, 'originalname', item.name)}"
+        if where.split("/", 1)[0] in SLOW_SUITES or where in SLOW_MODULES or name in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        if where in NODE_MODULES:
+            item.add_marker(pytest.mark.node)
+
 
 @pytest.fixture
 def sqlite_backend(tmp_path: Path) -> Iterator[SqliteBackend]:
