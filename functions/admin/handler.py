@@ -19,7 +19,8 @@ app = Resolver(
         "admin_projects_list",
         "admin_project_create",
         "admin_limits_get",
-    )
+    ),
+    root=runtime,
 )
 
 

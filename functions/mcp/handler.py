@@ -10,7 +10,7 @@ from mnemo.api.http import Resolver
 from mnemo.api.routers.mcp import mcp_router
 from mnemo.observability import contain_errors, logger, metrics, tracer
 
-app = Resolver(mcp_router(runtime))
+app = Resolver(mcp_router(runtime), root=runtime)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

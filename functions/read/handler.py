@@ -21,6 +21,7 @@ app = Resolver(
     admin_router(runtime, "whoami", "admin_project_export"),
     meta_router(),
     console_router(),
+    root=runtime,
 )
 
 

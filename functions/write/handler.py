@@ -10,7 +10,7 @@ from mnemo.api.http import Resolver
 from mnemo.api.routers.tools import tools_router
 from mnemo.observability import contain_errors, logger, metrics, tracer
 
-app = Resolver(tools_router(runtime, "memory_add", "memory_update", "memory_delete", "forget"))
+app = Resolver(tools_router(runtime, "memory_add", "memory_update", "memory_delete", "forget"), root=runtime)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -144,14 +144,26 @@ class Resolver(APIGatewayHttpResolver):
     """A function's HTTP app: the routers it includes, and every failure answered in the error shape
     of docs/contract.md §4."""
 
-    def __init__(self, *routers: SurfaceRouter) -> None:
+    def __init__(self, *routers: SurfaceRouter, root: ServiceProvider | None = None) -> None:
+        """``root``: the composition root, whose settings name the origins allowed besides
+        loopback and the API's own (none without it)."""
         super().__init__()
         self.served: list[tuple[str, str]] = []
         for router in routers:
             self.include_router(router)
             self.served.extend(router.served)
 
-        self.use([_only_our_origins])
+        def only_our_origins(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
+            """Every route: 403 for a Host or Origin this server does not answer to (``api.origin``)."""
+            event = app.current_event
+            domain = (event.raw_event.get("requestContext") or {}).get("domainName")
+            allowed = root.settings().origins if root is not None else []
+            why = refusal(event.headers or {}, domain, allowed)
+            if why is not None:
+                return error_response(Forbidden(why))
+            return next_middleware(app)
+
+        self.use([only_our_origins])
 
         @self.not_found
         def not_found(_: NotFoundError) -> Response:
@@ -160,15 +172,3 @@ class Resolver(APIGatewayHttpResolver):
         @self.exception_handler(Exception)
         def any_error(exc: Exception) -> Response:
             return error_response(exc)
-
-
-def _only_our_origins(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
-    """Every route: 403 for a Host or Origin this server does not answer to (``api.origin``)."""
-    from mnemo import runtime
-
-    event = app.current_event
-    domain = (event.raw_event.get("requestContext") or {}).get("domainName")
-    why = refusal(event.headers or {}, domain, runtime.settings().origins)
-    if why is not None:
-        return error_response(Forbidden(why))
-    return next_middleware(app)
