@@ -12,17 +12,25 @@ Results go to stdout (``--json``: one JSON document; ``export``: JSON lines), me
 errors to stderr (``--json``: ``{"message", "code"}``).
 
 One module per job: ``parser`` (the commands and options), ``server`` (serve, cleanup), ``admin``
-(workspaces, projects, keys, limits), ``transfer`` (export, import), ``context`` (backend, workspace
-and project of a command) and ``output`` (text or JSON, exit codes).
+(workspaces, projects, keys, limits), ``transfer`` (export, import), ``hook`` (Claude Code's hooks:
+standard library only, imported alone), ``context`` (backend, workspace and project of a command)
+and ``output`` (text or JSON, exit codes).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-
-from mnemo.local.cli.parser import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:
+        # Claude Code starts a hook as a cold process on every prompt: it imports nothing else
+        from mnemo.local.cli.hook import main as hook_main
+
+        return hook_main(argv[1:])
+    from mnemo.local.cli.parser import build_parser
+
     args = build_parser().parse_args(argv)
     return int(args.func(args))

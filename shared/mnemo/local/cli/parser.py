@@ -19,6 +19,8 @@ from mnemo.local.cli.admin import (
     cmd_workspace_create,
     cmd_workspace_list,
 )
+from mnemo.local.cli.hook import EVENTS as HOOK_EVENTS
+from mnemo.local.cli.hook import main as hook_main
 from mnemo.local.cli.mcp import cmd_mcp
 from mnemo.local.cli.output import run_admin
 from mnemo.local.cli.server import cmd_cleanup, cmd_serve
@@ -109,6 +111,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--project", help="slug or id (default: $MNEMO_PROJECT, else the workspace's default project)")
     mcp.set_defaults(func=run_admin(cmd_mcp))
+
+    hook = sub.add_parser(
+        "hook",
+        help="answer one of Claude Code's hooks from a Mnemo server (the event's JSON on stdin)",
+        description="Read a Claude Code hook's JSON on stdin and answer on stdout: SessionStart injects the "
+        "project's memories, UserPromptSubmit the strong matches of the prompt, PreCompact and Stop ask once per "
+        "session to save what was decided. Talks to $MNEMO_URL (default http://127.0.0.1:8787) with $MNEMO_KEY; "
+        "fails open (always exit 0). See docs/agents.md.",
+    )
+    hook.add_argument("event", choices=list(HOOK_EVENTS))
+    hook.set_defaults(func=lambda args: hook_main([args.event]))
 
     cleanup = sub.add_parser(
         "cleanup", help="remove expired memories, purge tombstones, repair index drift", parents=[common]
