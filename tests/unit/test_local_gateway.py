@@ -42,3 +42,31 @@ def test_handler_invocations_never_overlap_even_across_functions():
         thread.join()
 
     assert most == 1
+
+
+class CountingEmbedder:
+    model = "counting"
+    dim = 2
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        return [[1.0, 0.0] for _ in texts]
+
+
+def test_warming_an_instance_loads_the_embedder_before_its_first_request(tmp_path):
+    from mnemo import runtime
+    from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.config import Settings
+    from mnemo.service.pipeline import Service
+
+    embedder = CountingEmbedder()
+    svc = Service(SqliteBackend(tmp_path / "mnemo.db"), embedder=embedder)
+
+    with runtime.using(svc, Settings(data_dir=tmp_path)):
+        LocalGateway().warm()
+
+    assert embedder.calls == 1
+    svc.ports.close()

@@ -132,14 +132,19 @@ class LocalGateway:
 
     def warm(self) -> None:
         """What a first request would otherwise pay for: every handler's import, the store's
-        connection, the MCP tool catalog (every tool's JSON Schemas)."""
+        connection, the MCP tool catalog (every tool's JSON Schemas), the embedder's model. A
+        request that loads the model runs past the pool's ``demote_after_s``, and a demoted
+        instance is replaced after its answer: the next semantic request then paid the load again
+        (measured: every ``recall`` mode semantic 3-7 s through ``mnemo serve`` on the loaded box)."""
         from mnemo import runtime
         from mnemo.api.routers.mcp import mcp_endpoint
 
         for route in self.routes:
             self.handler_for(route)
-        runtime.service()
+        svc = runtime.service()
         mcp_endpoint()
+        if svc.embedder is not None:
+            svc.embedder.embed(["warm"])
 
     def close(self) -> None:
         from mnemo import runtime
