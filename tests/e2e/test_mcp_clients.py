@@ -79,6 +79,23 @@ def check_session(seen: dict[str, Any], marker: str) -> None:
     refused_search = error_text(seen["refusedSearch"])
     assert refused_search["code"] == "invalid_request" and refused_search["details"][0]["loc"] == ["limit"]
     assert seen["unknown"]["threw"]["code"] == -32602
+    check_prompts_and_resources(seen, marker, memory_id)
+
+
+def check_prompts_and_resources(seen: dict[str, Any], marker: str, memory_id: str) -> None:
+    from mnemo.api.routers.mcp_library import PROMPTS, TEMPLATES
+
+    assert {"prompts", "resources", "tools"} <= set(seen["capabilities"])
+    assert [p["name"] for p in seen["prompts"]] == [p.name for p in PROMPTS]
+    (message,) = seen["prompt"]["messages"]
+    assert message["role"] == "user" and f"Use Typst {marker}" in message["content"]["text"]
+    assert [r["uri"] for r in seen["resources"]] == ["mnemo://memories/recent"]
+    assert [t["uriTemplate"] for t in seen["templates"]] == [t["uriTemplate"] for t in TEMPLATES]
+    (recent,) = seen["recent"]["contents"]
+    assert memory_id in [m["id"] for m in json.loads(recent["text"])["memories"]]
+    (memory,) = seen["memory"]["contents"]
+    assert json.loads(memory["text"])["memory"]["id"] == memory_id
+    assert seen["missing"]["threw"]["code"] == -32002
 
 
 def test_the_typescript_sdk_client_over_streamable_http(node, server: RunningServer):

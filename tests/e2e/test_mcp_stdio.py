@@ -49,7 +49,18 @@ async def _session(params: StdioServerParameters, mode: str, errlog: Path, marke
             added = await client.call_tool("memory_add", {"content": f"Stdio decision {marker}", "kind": "decision"})
             found = await client.call_tool("search_memory", {"query": marker})
             refused = await client.call_tool("memory_add", {"content": "x" * 4097})
+            memory_id = added.structured_content["memory"]["id"]
+            prompts = await client.list_prompts()
+            prompt = await client.get_prompt("recall_for_task", {"task": f"ship {marker}"})
+            templates = await client.list_resource_templates()
+            resources = await client.list_resources()
+            read = await client.read_resource(f"mnemo://projects/default/memories/{memory_id}")
             return {
+                "prompts": [p.name for p in prompts.prompts],
+                "prompt": prompt.messages[0].content.text,
+                "templates": [t.uri_template for t in templates.resource_templates],
+                "resources": [str(r.uri) for r in resources.resources],
+                "read": json.loads(read.contents[0].text),
                 "version": client.protocol_version,
                 "instructions": getattr(client, "instructions", None),
                 "tools": [tool.name for tool in listed.tools],
@@ -78,6 +89,10 @@ def test_the_sdk_stdio_client_lists_adds_finds_and_sees_errors(tmp_path, mode):
     refused = seen["refused"]
     assert refused.is_error is True and refused.structured_content == json.loads(refused.content[0].text)
     assert text_of(refused)["code"] == "content_too_large"
+    assert seen["prompts"] == ["recall_for_task", "save_decision"]
+    assert f"ship {marker}" in seen["prompt"] and "recall_context" in seen["prompt"]
+    assert "mnemo://memories/{id}" in seen["templates"] and seen["resources"] == ["mnemo://memories/recent"]
+    assert seen["read"]["memory"]["id"] == memory["id"]
     # an empty folder: the default workspace and project were created, and said so on stderr
     assert "created the default workspace and project" in errlog.read_text()
 

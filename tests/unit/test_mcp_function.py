@@ -170,7 +170,11 @@ def test_initialize_names_the_server_and_issues_no_session(wired_runtime):
     result = json.loads(response["body"])["result"]
     assert result["protocolVersion"] == "2025-06-18"
     assert result["serverInfo"] == {"name": "mnemo", "version": __version__}
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == {
+        "tools": {"listChanged": False},
+        "prompts": {"listChanged": False},
+        "resources": {"subscribe": False, "listChanged": False},
+    }
     assert result["instructions"]
     assert not {name.lower() for name in response["headers"]} & {"mcp-session-id"}
 

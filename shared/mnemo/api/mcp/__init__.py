@@ -12,7 +12,8 @@ endpoint and are told apart by the ``MCP-Protocol-Version`` header only, as the 
 
 * **Handshake era** -- no header, or one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25:
   ``initialize`` (answers the offered version when it is one of those, else 2025-11-25),
-  ``ping``, ``tools/list``, ``tools/call``; notifications and posted responses get ``202``.
+  ``ping``, ``tools/list``, ``tools/call`` (and, when given, ``prompts/list``, ``prompts/get``,
+  ``resources/list``, ``resources/templates/list``, ``resources/read``); notifications and posted responses get ``202``.
   A missing header means 2025-03-26, the only revision with JSON-RPC batches, so batches are
   accepted there and refused (-32600) everywhere else. JSON-RPC errors from dispatch travel
   with HTTP 200, as the SDK's legacy transport sends them; malformed bodies get 400.
@@ -22,8 +23,9 @@ endpoint and are told apart by the ``MCP-Protocol-Version`` header only, as the 
   agree with the body (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` for
   ``tools/call``, ``Mcp-Param-*`` for ``x-mcp-header`` arguments) or the answer is -32020; an
   unsupported version is -32022 with ``{"supported", "requested"}``. Methods:
-  ``server/discover``, ``tools/list``, ``tools/call``; results carry ``resultType`` and the
-  ``serverInfo`` stamp in ``_meta``, cacheable ones ``ttlMs`` and ``cacheScope``. Errors map
+  ``server/discover``, ``tools/list``, ``tools/call`` and the prompt and resource methods;
+  results carry ``resultType`` and the ``serverInfo`` stamp in ``_meta``, cacheable ones
+  ``ttlMs`` and ``cacheScope``. Errors map
   to HTTP statuses (400 for -32700/-32600/-32602/-32020/-32021/-32022, 404 for -32601).
 
 Only ``POST`` is served; anything else is ``405`` with ``Allow: POST`` and a ``{message, code}``
@@ -37,16 +39,31 @@ The package: ``protocol`` (constants), ``jsonrpc`` (messages and replies), ``env
 over newline-delimited JSON-RPC on stdin/stdout, the era read per request from ``params._meta``).
 """
 
-from mnemo.api.mcp.endpoint import McpEndpoint, McpTool, ToolOutcome, UnknownTool
+from mnemo.api.mcp.endpoint import (
+    RESOURCE_NOT_FOUND,
+    McpEndpoint,
+    McpPrompt,
+    McpPromptArgument,
+    McpResources,
+    McpTool,
+    ResourceFailed,
+    ToolOutcome,
+    UnknownTool,
+)
 from mnemo.api.mcp.jsonrpc import HttpReply
 from mnemo.api.mcp.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",
     "MODERN_PROTOCOL_VERSIONS",
+    "RESOURCE_NOT_FOUND",
     "HttpReply",
     "McpEndpoint",
+    "McpPrompt",
+    "McpPromptArgument",
+    "McpResources",
     "McpTool",
+    "ResourceFailed",
     "ToolOutcome",
     "UnknownTool",
 ]

@@ -86,6 +86,55 @@ class UnknownTool(Exception):
     """Raised by ``invoke`` for a tool name it does not know (answered with JSON-RPC -32602)."""
 
 
+@dataclass(frozen=True)
+class McpPromptArgument:
+    name: str
+    description: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class McpPrompt:
+    """One prompt as advertised by ``prompts/list``; ``render`` turns its arguments (strings, the
+    required ones present) into the text of the one user message ``prompts/get`` answers."""
+
+    name: str
+    title: str
+    description: str
+    arguments: tuple[McpPromptArgument, ...]
+    render: Callable[[dict[str, str]], str]
+
+
+RESOURCE_NOT_FOUND = -32002
+"""The spec's code for a resource that does not exist (server/resources, "Error Handling")."""
+
+
+class ResourceFailed(Exception):
+    """Raised by a :class:`McpResources` read: ``code`` is the JSON-RPC error code, ``data`` the
+    ``{message, code}`` body of the refusal."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class McpResources:
+    """What ``resources/list``, ``resources/templates/list`` and ``resources/read`` serve: fixed
+    listings, and a ``read`` that answers a URI's contents or raises :class:`ResourceFailed`."""
+
+    def __init__(
+        self,
+        resources: Sequence[dict[str, Any]],
+        templates: Sequence[dict[str, Any]],
+        read: Callable[[str], list[dict[str, Any]]],
+    ) -> None:
+        self.resources = [dict(r) for r in resources]
+        self.templates = [dict(t) for t in templates]
+        self.read = read
+
+
 class McpEndpoint:
     """The ``/mcp`` endpoint: one HTTP request in, one :class:`HttpReply` out, no state kept.
 
@@ -100,11 +149,19 @@ class McpEndpoint:
         server_name: str = "mnemo",
         server_version: str = "0.1.0",
         instructions: str | None = None,
+        prompts: Sequence[McpPrompt] = (),
+        resources: McpResources | None = None,
     ) -> None:
         self._invoke = invoke
         self._server_info: dict[str, str] = {"name": server_name, "version": server_version}
         self._instructions = instructions
         self._capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        self._prompts = {prompt.name: prompt for prompt in prompts}
+        self._resources = resources
+        if self._prompts:
+            self._capabilities["prompts"] = {"listChanged": False}
+        if resources is not None:
+            self._capabilities["resources"] = {"subscribe": False, "listChanged": False}
         self._tools: dict[str, McpTool] = {}
         self._tool_wire: list[dict[str, Any]] = []
         self._param_decls: dict[str, list[tuple[tuple[str, ...], str, dict[str, Any]]]] = {}
@@ -258,6 +315,11 @@ class McpEndpoint:
                 result = {"tools": self._tools_listing()}
             elif method == "tools/call":
                 result = self._call_tool(params)
+            elif method in self._listing_methods():
+                check_cursor(params)
+                result = self._listing(method)
+            elif method in self._reading_methods():
+                result = self._read(method, params)
             else:
                 raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
         except RpcError as exc:
@@ -328,7 +390,8 @@ class McpEndpoint:
     def _modern_request(self, version: str, message: dict[str, Any]) -> dict[str, Any]:
         method = message["method"]
         params = message.get("params") or {}
-        if method not in ("server/discover", "tools/list", "tools/call"):
+        served = ("server/discover", "tools/list", "tools/call", *self._listing_methods(), *self._reading_methods())
+        if method not in served:
             # Includes initialize, ping and the notifications/roots methods the revision removed.
             raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
         check_envelope_shape(params["_meta"])
@@ -344,6 +407,11 @@ class McpEndpoint:
         elif method == "tools/list":
             check_cursor(params)
             result = {"tools": self._tools_listing(), "ttlMs": 0, "cacheScope": "private"}
+        elif method in self._listing_methods():
+            check_cursor(params)
+            result = {**self._listing(method), "ttlMs": 0, "cacheScope": "private"}
+        elif method in self._reading_methods():
+            result = self._read(method, params)
         else:
             result = self._call_tool(params)
         result["resultType"] = "complete"
@@ -351,6 +419,59 @@ class McpEndpoint:
         return result
 
     # -- shared method bodies --
+
+    def _listing_methods(self) -> tuple[str, ...]:
+        prompts = ("prompts/list",) if self._prompts else ()
+        resources = ("resources/list", "resources/templates/list") if self._resources is not None else ()
+        return prompts + resources
+
+    def _reading_methods(self) -> tuple[str, ...]:
+        prompts = ("prompts/get",) if self._prompts else ()
+        return prompts + (("resources/read",) if self._resources is not None else ())
+
+    def _listing(self, method: str) -> dict[str, Any]:
+        if method == "prompts/list":
+            return {"prompts": [prompt_to_wire(prompt) for prompt in self._prompts.values()]}
+        assert self._resources is not None
+        if method == "resources/list":
+            return {"resources": copy_json(self._resources.resources)}
+        return {"resourceTemplates": copy_json(self._resources.templates)}
+
+    def _read(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "prompts/get":
+            return self._get_prompt(params)
+        assert self._resources is not None
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: uri must be a string")
+        try:
+            contents = self._resources.read(uri)
+        except ResourceFailed as exc:
+            raise RpcError(exc.code, exc.message, exc.data) from None
+        return {"contents": contents}
+
+    def _get_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: name must be a string")
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+            raise RpcError(INVALID_PARAMS, "Invalid request parameters: arguments must map names to strings")
+        known = {argument.name for argument in prompt.arguments}
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            raise RpcError(INVALID_PARAMS, f"Unknown argument of prompt {name}: {unknown[0]}")
+        missing = [a.name for a in prompt.arguments if a.required and not str(arguments.get(a.name, "")).strip()]
+        if missing:
+            raise RpcError(INVALID_PARAMS, f"Missing required argument of prompt {name}: {missing[0]}")
+        text = prompt.render({key: value.strip() for key, value in arguments.items()})
+        return {
+            "description": prompt.description,
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        }
 
     def _tools_listing(self) -> list[dict[str, Any]]:
         return copy_json(self._tool_wire)
@@ -393,6 +514,15 @@ def tool_result(structured: dict[str, Any], text: str, is_error: bool) -> dict[s
     ``api.routers.mcp.output_schema``); then every client accepts both shapes.
     """
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": is_error}
+
+
+def prompt_to_wire(prompt: McpPrompt) -> dict[str, Any]:
+    return {
+        "name": prompt.name,
+        "title": prompt.title,
+        "description": prompt.description,
+        "arguments": [{"name": a.name, "description": a.description, "required": a.required} for a in prompt.arguments],
+    }
 
 
 def tool_to_wire(tool: McpTool) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from mnemo.api.errors import as_mnemo_error
 from mnemo.api.http import CallHeaders, ServiceProvider, SurfaceRouter, raw_body
 from mnemo.api.mcp import McpEndpoint, McpTool, ToolOutcome, UnknownTool
 from mnemo.api.mcp.stdio import run_stdio
+from mnemo.api.routers import mcp_library
 from mnemo.models.tools import ErrorBody
 from mnemo.observability import logger, metrics
 from mnemo.service.catalog import TOOLS
@@ -166,6 +167,13 @@ def invoke_tool(name: str, arguments: dict) -> ToolOutcome:
     return ToolOutcome(structured=invocation.result.model_dump(mode="json"), is_error=False)
 
 
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool for the caller of the current request (a resource read); raises as the service does."""
+    request = _current_request.get()
+    invocation = request.service.invoke(name, request.caller, arguments, project_header=request.headers.project)
+    return invocation.result.model_dump(mode="json")
+
+
 def mcp_endpoint() -> McpEndpoint:
     """The process's endpoint, built on first use from the registry as it is then."""
     global _endpoint
@@ -178,6 +186,8 @@ def mcp_endpoint() -> McpEndpoint:
                     server_name="mnemo",
                     server_version=__version__,
                     instructions=INSTRUCTIONS,
+                    prompts=mcp_library.PROMPTS,
+                    resources=mcp_library.resources(_call, lambda exc: as_mnemo_error(exc).body()),
                 )
     return _endpoint
 
