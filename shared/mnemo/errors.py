@@ -62,6 +62,13 @@ class Conflict(MnemoError):
     code = "conflict"
 
 
+class SecretDetected(MnemoError):
+    """A write whose text looks like it holds a credential (``service.privacy``)."""
+
+    status = 400
+    code = "secret_detected"
+
+
 class ContentTooLarge(MnemoError):
     status = 413
     code = "content_too_large"

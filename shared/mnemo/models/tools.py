@@ -404,6 +404,7 @@ class ErrorBody(Model):
         "not_found",
         "conflict",
         "content_too_large",
+        "secret_detected",
         "rate_limited",
         "unavailable",
         "internal",

@@ -30,6 +30,7 @@ from mnemo.models.tools import (
     MemoryUpdateArgs,
 )
 from mnemo.ports import Duplicate, IdempotencyMismatch, IndexQuery, VersionConflict
+from mnemo.service import privacy
 from mnemo.service.context import CallContext
 from mnemo.service.vectors import embed_content, needs_embedding
 
@@ -39,7 +40,22 @@ def _fingerprint(ctx: CallContext, args: MemoryAddArgs) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+def _private_removed(content: str) -> str:
+    cleaned = privacy.strip_private(content)
+    if not cleaned:
+        raise InvalidRequest(
+            "content is empty once its <private> spans are removed: nothing to save",
+            details=[{"loc": ["content"], "type": "value_error"}],
+        )
+    return cleaned
+
+
 def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
+    content = _private_removed(args.content)
+    if content != args.content:
+        args = args.model_copy(update={"content": content})
+    privacy.refuse_secrets([("content", args.content), ("kind", args.kind), ("path", args.path),
+                            *(("tags", tag) for tag in args.tags or [])])  # fmt: skip
     if args.team_id is not None:
         ctx.caller.require_team(args.team_id)
     if args.expires_at is not None and args.expires_at <= ctx.now:
@@ -109,6 +125,12 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
         raise InvalidRequest(
             "expires_at must be in the future", details=[{"loc": ["expires_at"], "type": "value_error"}]
         )
+    if "content" in given and args.content is not None:
+        args = args.model_copy(update={"content": _private_removed(args.content)})
+    privacy.refuse_secrets(
+        [(name, getattr(args, name)) for name in ("content", "kind", "path") if name in given]
+        + [("tags", tag) for tag in (args.tags or []) if "tags" in given]
+    )
     with ctx.ports.store.unit_of_work():
         current = ctx.visible(ctx.ports.store.get(ctx.scope, args.id))
         if args.if_version is not None and args.if_version != current.version:

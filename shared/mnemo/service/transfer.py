@@ -19,6 +19,7 @@ from mnemo.errors import Conflict, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
 from mnemo.ports import Embedder, Page, Ports, Scope, VersionConflict
+from mnemo.service import privacy
 from mnemo.service.vectors import needs_embedding, with_embedding
 
 OnExisting = Literal["fail", "skip"]
@@ -82,6 +83,13 @@ def check_import(
         seen.add(record.id)
         if record.workspace_id != target.workspace_id:
             foreign.add(record.workspace_id)
+        content = privacy.strip_private(record.content)
+        if not content:
+            raise InvalidRequest(f"memory {record.id} is empty once its <private> spans are removed")
+        privacy.refuse_secrets(
+            [("content", content), ("kind", record.kind), ("path", record.path), *(("tags", t) for t in record.tags)],
+            where=f"memory {record.id}: ",
+        )
         if ports.store.get(scope, record.id) is not None:
             existing.append(record.id)
     if foreign and not force_workspace:
@@ -116,7 +124,13 @@ def import_records(
         if record.id in skip:
             report.skipped.append(record.id)
             continue
-        moved = record.model_copy(update={"workspace_id": target.workspace_id, "project_id": target.id})
+        moved = record.model_copy(
+            update={
+                "workspace_id": target.workspace_id,
+                "project_id": target.id,
+                "content": privacy.strip_private(record.content),
+            }
+        )
         try:
             restore(ports, moved, embedder)
         except VersionConflict:
