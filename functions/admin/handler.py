@@ -19,6 +19,9 @@ app = Resolver(
         "admin_projects_list",
         "admin_project_create",
         "admin_limits_get",
+        "admin_principals_list",
+        "admin_principal_bind",
+        "admin_principal_remove",
     ),
     root=runtime,
 )

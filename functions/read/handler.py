@@ -19,7 +19,7 @@ from mnemo.observability import contain_errors, logger, metrics, tracer
 app = Resolver(
     tools_router(runtime, "memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
     admin_router(runtime, "whoami", "admin_project_export"),
-    meta_router(),
+    meta_router(runtime),
     console_router(),
     root=runtime,
 )

@@ -24,6 +24,11 @@ def environment() -> dict[str, str]:
     return {k[len(ENV_PREFIX) :].lower(): v for k, v in os.environ.items() if k.upper().startswith(ENV_PREFIX)}
 
 
+def split_list(value: str) -> list[str]:
+    """A comma-separated setting as its non-empty items."""
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="ignore", validate_default=True, defer_build=True)
 
@@ -79,6 +84,37 @@ class Settings(BaseModel):
     #: burst of changes overflows it
     search_recent_page: int = Field(default=50, ge=1, le=1000)
 
+    # -- OAuth 2.1 resource server (docs/auth.md); off while ``oauth_issuers`` is empty ---------
+    #: the authorization servers whose access tokens this deployment accepts, comma-separated
+    #: issuer URLs exactly as their tokens' ``iss`` claim spells them
+    oauth_issuers: str = ""
+    #: this deployment's public base URL (``https://mnemo.example.com``): a token's ``aud`` must be
+    #: it or its MCP endpoint (``<url>/mcp``), RFC 8707; the protected-resource metadata names it
+    oauth_resource: str = ""
+    #: further accepted audiences, comma-separated (an IdP that puts its client's id in ``aud``)
+    oauth_audiences: str = ""
+    #: for issuers whose access tokens carry no ``aud`` (Amazon Cognito): such a token is accepted only
+    #: when its ``client_id`` is one of these app clients, comma-separated, and ``token_use`` is ``access``
+    oauth_client_ids: str = ""
+    #: the issuers' key set; empty: discovered from each issuer's metadata (OIDC discovery, RFC 8414)
+    oauth_jwks_url: str = ""
+    #: signature algorithms accepted, comma-separated; asymmetric ones only (never ``none`` or HMAC)
+    oauth_algorithms: str = "RS256,RS384,RS512,PS256,PS384,PS512,ES256,ES384,ES512,EdDSA"
+    #: what a token's scopes carry before Mnemo's names (Cognito resource servers: ``<identifier>/``)
+    oauth_scope_prefix: str = ""
+    #: claims whose values (a string or a list of strings) name the token's groups, comma-separated
+    oauth_group_claims: str = ""
+    #: the clock skew allowed on ``exp``, ``nbf`` and ``iat``
+    oauth_leeway_s: int = Field(default=30, ge=0, le=300)
+    #: a token longer than this is refused without being decoded
+    oauth_max_token_bytes: int = Field(default=8192, ge=512, le=65536)
+    #: the time one fetch of metadata or keys may take; past it the call answers 503
+    oauth_fetch_timeout_s: float = Field(default=3.0, gt=0, le=30)
+    #: how long fetched keys are trusted before they are fetched again
+    oauth_jwks_ttl_s: float = Field(default=3600.0, ge=0)
+    #: the least time between two fetches of an issuer's keys (an unknown ``kid`` asks for one)
+    oauth_jwks_min_refresh_s: float = Field(default=30.0, ge=0)
+
     # -- background jobs (mnemo.service.cleanup, mnemo.service.indexer) ---------------------
     #: items one cleanup run may examine (the deadline, from Lambda's remaining time, also bounds it)
     cleanup_max_items: int = Field(default=5000, ge=1)
@@ -96,6 +132,10 @@ class Settings(BaseModel):
     @property
     def origins(self) -> list[str]:
         return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    @property
+    def oauth_enabled(self) -> bool:
+        return bool(split_list(self.oauth_issuers))
 
     @property
     def sqlite_path(self) -> Path:

@@ -47,9 +47,23 @@ class Unauthorized(MnemoError):
     code = "unauthorized"
 
 
+class InvalidToken(Unauthorized):
+    """A bearer token that is not a valid access token for this resource (RFC 6750 ``invalid_token``):
+    the same 401 and code as a missing or unknown key; only the challenge header says more."""
+
+
 class Forbidden(MnemoError):
     status = 403
     code = "forbidden"
+
+
+class InsufficientScope(Forbidden):
+    """The caller is known but lacks the scope an operation needs (RFC 6750 ``insufficient_scope``);
+    ``needed`` are the scopes any one of which would do."""
+
+    def __init__(self, message: str, *, needed: list[str]) -> None:
+        super().__init__(message)
+        self.needed = needed
 
 
 class NotFound(MnemoError):

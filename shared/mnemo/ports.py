@@ -3,14 +3,14 @@ implements them; the service never imports a backend."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from mnemo.gcra import RateDecision as RateDecision  # defined beside the algorithm that decides it
-from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
+from mnemo.models.records import ApiKey, MemoryRecord, Principal, Project, RateLimits, Workspace
 from mnemo.text import QueryTerm
 
 RateClass = Literal["search", "write"]
@@ -259,6 +259,25 @@ class TenantStore(Protocol):
     def list_keys(self, workspace_id: str) -> list[ApiKey]: ...
 
     def revoke_key(self, workspace_id: str, key_id: str) -> bool: ...
+
+    def create_principal(self, principal: Principal) -> None:
+        """Raises VersionConflict when the principal is bound already (in any workspace)."""
+        ...
+
+    def get_principal(self, principal_id: str) -> Principal | None: ...
+
+    def list_principals(self, workspace_id: str) -> list[Principal]: ...
+
+    def remove_principal(self, workspace_id: str, principal_id: str) -> bool:
+        """False when no such principal is bound in this workspace."""
+        ...
+
+
+class TokenVerifier(Protocol):
+    def verify(self, token: str) -> Mapping[str, Any]:
+        """The claims of a valid access token for this resource. Raises ``Unauthorized`` for any
+        token that is not one, ``Unavailable`` when its issuer's keys cannot be fetched."""
+        ...
 
 
 #: how long a key replays its first result (docs/contract.md §3)

@@ -10,10 +10,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from mnemo.config import Settings
+from mnemo.config import Settings, split_list
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports
 from mnemo.service.pipeline import Service
+from mnemo.service.principals import TokenAuth
 
 _lock = threading.Lock()
 _settings: Settings | None = None
@@ -43,6 +44,22 @@ def build_ports(cfg: Settings) -> Ports:
     return backend
 
 
+def build_token_auth(cfg: Settings) -> TokenAuth | None:
+    """How access tokens are accepted (docs/auth.md); None while no issuer is configured."""
+    if not cfg.oauth_enabled:
+        return None
+    from mnemo.oauth.verifier import JwtVerifier
+
+    verifier = JwtVerifier.from_settings(cfg)
+    assert verifier is not None  # oauth_enabled: issuers are configured
+    return TokenAuth(
+        verifier=verifier,
+        issuers=verifier.policy.issuers,
+        scope_prefix=cfg.oauth_scope_prefix,
+        group_claims=tuple(split_list(cfg.oauth_group_claims)),
+    )
+
+
 def service() -> Service:
     global _service
     if _service is None:
@@ -58,7 +75,7 @@ def build_service(ports: Ports, cfg: Settings) -> Service:
     from mnemo.embedding import build_embedder
 
     limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
-    return Service(ports, embedder=build_embedder(cfg.embedder), default_limits=limits)
+    return Service(ports, embedder=build_embedder(cfg.embedder), default_limits=limits, tokens=build_token_auth(cfg))
 
 
 def use(svc: Service | None, cfg: Settings | None = None) -> None:

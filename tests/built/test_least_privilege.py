@@ -50,6 +50,8 @@ UNEXERCISED = {
     ("IndexerFunction", "Memories", "dynamodb:PutItem"): "a repair marker for a memory TTL removed meanwhile",
     ("CleanupFunction", "Memories", "dynamodb:DeleteItem"): "clearing such a standalone repair marker",
     ("AdminFunction", "RateLimits", "dynamodb:BatchGetItem"): "limits above 15,000 a minute (sharded buckets) only",
+    ("AdminFunction", "Tenants", "dynamodb:DeleteItem"): "removing an OAuth principal binding (not in the story; "
+    "tests/contract/test_principals.py removes one on DynamoDB)",
 }
 
 

@@ -23,6 +23,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "mnemo.local": ("mnemo.backends", "mnemo.embedding"),
     "mnemo.backends": ("mnemo.service", "mnemo.embedding", "mnemo.api", "mnemo.local", "mnemo.runtime"),
     "mnemo.embedding": ("mnemo.service", "mnemo.backends", "mnemo.api", "mnemo.local", "mnemo.runtime"),
+    # the token verifier: an adapter of the TokenVerifier port, like a backend
+    "mnemo.oauth": ("mnemo.service", "mnemo.embedding", "mnemo.api", "mnemo.backends", "mnemo.local", "mnemo.runtime"),
 }
 #: modules that may import only these mnemo modules (leaves of the graph)
 ONLY: dict[str, tuple[str, ...]] = {

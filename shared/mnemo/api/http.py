@@ -30,7 +30,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mnemo.api import strict_json
 from mnemo.api.errors import as_mnemo_error
 from mnemo.api.origin import refusal
-from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound
+from mnemo.errors import ContentTooLarge, Forbidden, InsufficientScope, InvalidRequest, InvalidToken, NotFound
 from mnemo.observability import logger, metrics
 
 if TYPE_CHECKING:
@@ -58,16 +58,36 @@ def json_response(status: int, payload: Any, headers: dict[str, str] | None = No
     )
 
 
-def error_response(exc: Exception) -> Response:
+def error_response(exc: Exception, path: str = "", cfg: Settings | None = None) -> Response:
+    """``exc`` as docs/contract.md §4's answer; with ``cfg`` (the deployment's settings) a challenge
+    names the OAuth metadata, the one of ``path`` (the request's)."""
     error = as_mnemo_error(exc)
     logger.info("rejected", extra={"status": error.status, "code": error.code})
     metrics.add_metric(name=f"error_{error.code}", unit=MetricUnit.Count, value=1)
     headers = dict(error.headers)
     if error.retry_after is not None:
         headers.setdefault("Retry-After", str(error.retry_after))
-    if error.status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="mnemo"'
+    if error.status == 401 or isinstance(error, InsufficientScope):
+        headers["WWW-Authenticate"] = challenge(error, path, cfg)
     return json_response(error.status, error.body(), headers)
+
+
+def challenge(error: Exception, path: str, cfg: Settings | None) -> str:
+    """RFC 6750's ``WWW-Authenticate: Bearer``: with OAuth on, it points at the protected-resource
+    metadata (RFC 9728 §5.1, the MCP authorization spec) and names the scopes to ask for; the error
+    says whether a token was refused (``invalid_token``) or lacks a scope (``insufficient_scope``)."""
+    from mnemo.api.oauth import metadata_url, requested_scopes
+
+    params = ['realm="mnemo"']
+    if isinstance(error, InsufficientScope):
+        params.append('error="insufficient_scope"')
+    elif isinstance(error, InvalidToken):
+        params.append('error="invalid_token"')
+    if cfg is not None and cfg.oauth_enabled:
+        params.append(f'resource_metadata="{metadata_url(cfg, path)}"')
+        needed = error.needed if isinstance(error, InsufficientScope) else None
+        params.append(f'scope="{requested_scopes(cfg, needed)}"')
+    return "Bearer " + ", ".join(params)
 
 
 def raw_body(event: Any, max_bytes: int) -> bytes:
@@ -129,9 +149,11 @@ class CallHeaders:
 class SurfaceRouter(Router):
     """A Powertools ``Router`` that remembers the (method, path) of each route it declares."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: ServiceProvider | None = None) -> None:
         super().__init__()
         self.served: list[tuple[str, str]] = []
+        #: the composition root its routes are served by (None: a router that needs no service)
+        self.root = root
 
     def serve(self, method: str | list[str], path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Declare a route by ``template.yaml``'s path (``{param}``); returns Powertools' decorator."""
@@ -152,12 +174,15 @@ class Resolver(APIGatewayHttpResolver):
         for router in routers:
             self.include_router(router)
             self.served.extend(router.served)
+        #: whose settings the origin check and the error answers (the OAuth challenge) read: the one
+        #: given, else the routers' composition root
+        self.root = root if root is not None else next((r.root for r in routers if r.root is not None), None)
 
         def only_our_origins(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
             """Every route: 403 for a Host or Origin this server does not answer to (``api.origin``)."""
             event = app.current_event
             domain = (event.raw_event.get("requestContext") or {}).get("domainName")
-            allowed = root.settings().origins if root is not None else []
+            allowed = self.root.settings().origins if self.root is not None else []
             why = refusal(event.headers or {}, domain, allowed)
             if why is not None:
                 return error_response(Forbidden(why))
@@ -171,4 +196,4 @@ class Resolver(APIGatewayHttpResolver):
 
         @self.exception_handler(Exception)
         def any_error(exc: Exception) -> Response:
-            return error_response(exc)
+            return error_response(exc, self.current_event.path, self.root.settings() if self.root else None)

@@ -24,7 +24,7 @@ from mnemo.models.common import (
     Timestamp,
     _no_controls,
 )
-from mnemo.models.records import ApiKey, MemoryRecord, Project, RateLimits, Workspace
+from mnemo.models.records import ApiKey, MemoryRecord, Principal, PrincipalKind, Project, RateLimits, Workspace
 from mnemo.models.tools import ProjectRef
 
 Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
@@ -86,6 +86,54 @@ class KeyResult(Model):
 
 class KeyList(Model):
     keys: list[KeyInfo]
+
+
+# ---- OAuth principals -----------------------------------------------------------------------
+
+
+class PrincipalInfo(Model):
+    """An OAuth principal bound to the workspace (docs/auth.md)."""
+
+    id: str = Field(description="`prn_` + 24 hex digits, derived from issuer, kind and value.")
+    issuer: str = Field(description="The authorization server whose tokens it matches (their `iss`).")
+    kind: PrincipalKind = Field(
+        description="What it matches in a token: `sub` (a user or service account), `client` (the token's "
+        "`client_id`, else `azp`: every token issued to that client) or `group` (a group claim's value)."
+    )
+    value: str
+    label: str
+    scopes: list[str] = Field(description="The most its tokens may do; a token's own scopes narrow it further.")
+    default_project_id: str | None = None
+    team_ids: list[str] = Field(default_factory=list)
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, principal: Principal) -> PrincipalInfo:
+        return cls.model_validate(principal.model_dump(exclude={"workspace_id"}))
+
+
+class BindPrincipalArgs(_Args):
+    issuer: str | None = Field(
+        default=None,
+        max_length=512,
+        description="An issuer of MNEMO_OAUTH_ISSUERS; by default the first one.",
+    )
+    kind: PrincipalKind = Field(description="`sub`, `client` or `group`.")
+    value: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_no_controls)]
+    label: Label | None = Field(default=None, description="Also the default `source` of its memories.")
+    scopes: Annotated[list[ScopeName], Field(min_length=1, max_length=4)] = Field(
+        description="The most its tokens may do (as a key's scopes)."
+    )
+    default_project: ProjectRefArg | None = Field(default=None)
+    team_ids: Annotated[list[TeamId], Field(max_length=50)] = Field(default_factory=list)
+
+
+class PrincipalResult(Model):
+    principal: PrincipalInfo
+
+
+class PrincipalList(Model):
+    principals: list[PrincipalInfo]
 
 
 # ---- projects -------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, SkipValidation
 
@@ -115,4 +115,28 @@ class ApiKey(Model):
     salt: str
     secret_hash: str
     revoked: bool = False
+    created_at: Timestamp
+
+
+#: what a principal binding matches in an access token: its ``sub``, its client (``client_id``,
+#: else ``azp``) or one of its groups (the claims ``MNEMO_OAUTH_GROUP_CLAIMS`` names)
+PrincipalKind = Literal["sub", "client", "group"]
+
+
+class Principal(Model):
+    """An OAuth principal bound to a workspace: tokens of ``issuer`` whose ``kind`` claim is ``value``
+    act in the workspace with at most ``scopes``, ``team_ids`` and ``default_project_id`` — as a key
+    would. The id derives from (issuer, kind, value), so one principal binds to one workspace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    workspace_id: str
+    issuer: str
+    kind: PrincipalKind
+    value: str
+    label: str
+    scopes: list[str]
+    default_project_id: str | None = None
+    team_ids: list[str] = Field(default_factory=list)
     created_at: Timestamp

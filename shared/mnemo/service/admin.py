@@ -9,11 +9,11 @@ They run through the same pipeline as the tools (``Service.invoke``); ``service.
 
 from __future__ import annotations
 
-from mnemo.errors import NotFound
+from mnemo.errors import InvalidRequest, NotFound
 from mnemo.models import admin as m
 from mnemo.models.tools import ProjectRef
 from mnemo.ports import RateClass
-from mnemo.service import tenancy, transfer
+from mnemo.service import principals, tenancy, transfer
 from mnemo.service.context import CallContext
 
 
@@ -35,6 +35,35 @@ def create_key(ctx: CallContext, args: m.CreateKeyArgs) -> m.CreatedKey:
 
 def revoke_key(ctx: CallContext, _: None) -> m.KeyResult:
     return m.KeyResult(key=m.KeyInfo.of(tenancy.revoke_key(ctx.ports, ctx.caller.workspace_id, ctx.params["key_id"])))
+
+
+def list_principals(ctx: CallContext, _: None) -> m.PrincipalList:
+    found = principals.list_bound(ctx.ports, ctx.caller.workspace_id)
+    return m.PrincipalList(principals=[m.PrincipalInfo.of(p) for p in found])
+
+
+def bind_principal(ctx: CallContext, args: m.BindPrincipalArgs) -> m.PrincipalResult:
+    issuer = args.issuer or (ctx.issuers[0] if ctx.issuers else None)
+    if issuer is None or (ctx.issuers and issuer not in (*ctx.issuers, principals.IAM_ISSUER)):
+        raise InvalidRequest(f"issuer must be one of this deployment's issuers: {list(ctx.issuers)}")
+    bound = principals.bind(
+        ctx.ports,
+        ctx.caller.workspace_id,
+        issuer=issuer,
+        kind=args.kind,
+        value=args.value,
+        scopes=list(args.scopes),
+        label=args.label,
+        default_project=args.default_project,
+        team_ids=list(args.team_ids),
+    )
+    return m.PrincipalResult(principal=m.PrincipalInfo.of(bound))
+
+
+def remove_principal(ctx: CallContext, _: None) -> m.PrincipalList:
+    """The workspace's principals after the removal."""
+    principals.remove(ctx.ports, ctx.caller.workspace_id, ctx.params["principal_id"])
+    return list_principals(ctx, None)
 
 
 def list_projects(ctx: CallContext, _: None) -> m.ProjectList:
@@ -80,14 +109,29 @@ def whoami(ctx: CallContext, _: None) -> m.WhoAmI:
     from mnemo.service.catalog import REGISTRY  # the catalog lists this very function
 
     caller = ctx.caller
-    key = ctx.ports.tenants.get_key(caller.key_id)
-    if key is None:  # pragma: no cover - the pipeline authenticated this key a moment ago
-        raise NotFound("this key no longer exists")
+    if caller.kind == "token":
+        principal = ctx.ports.tenants.get_principal(caller.key_id)
+        if principal is None:  # pragma: no cover - the pipeline authenticated this token a moment ago
+            raise NotFound("this principal is no longer bound")
+        # a token shows as a key would: its binding's id and label, and the scopes it has here
+        info = m.KeyInfo(
+            id=principal.id,
+            label=principal.label,
+            scopes=sorted(caller.scopes),
+            default_project_id=caller.default_project_id,
+            team_ids=sorted(caller.team_ids),
+            created_at=principal.created_at,
+        )
+    else:
+        key = ctx.ports.tenants.get_key(caller.key_id)
+        if key is None:  # pragma: no cover - the pipeline authenticated this key a moment ago
+            raise NotFound("this key no longer exists")
+        info = m.KeyInfo.of(key)
     ws = tenancy.workspace(ctx.ports, caller.workspace_id)
     # the default project first, then by slug: the same order on every backend
     projects = sorted(ctx.ports.tenants.list_projects(ws.id), key=lambda p: (p.id != ws.default_project_id, p.slug))
     return m.WhoAmI(
-        key=m.KeyInfo.of(key),
+        key=info,
         workspace=m.WorkspaceRef(id=ws.id, name=ws.name, default_project_id=ws.default_project_id),
         projects=[m.ProjectInfo.of(p, ws) for p in projects],
         operations=[op.name for op in REGISTRY if caller.may(op.scopes)],

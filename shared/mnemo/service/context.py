@@ -29,6 +29,8 @@ class CallContext:
     default_limits: RateLimits = field(default_factory=RateLimits)
     #: the embedder of meaning (None: words only)
     embedder: Embedder | None = None
+    #: the OAuth issuers whose tokens this deployment accepts (the first: a new binding's default)
+    issuers: tuple[str, ...] = ()
 
     @property
     def project(self) -> Project:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mnemo.errors import Forbidden
 from mnemo.models.common import SCOPE_NAMES
@@ -20,6 +21,9 @@ class Caller:
     scopes: frozenset[str]
     team_ids: frozenset[str]
     default_project_id: str | None
+    #: how the caller proved who it is: an API key, an OAuth access token (``key_id`` is then the
+    #: principal binding's id) or the local user of ``mnemo mcp``
+    kind: Literal["key", "token", "local"] = "key"
 
     @property
     def is_admin(self) -> bool:
@@ -34,7 +38,7 @@ class Caller:
 
     def require_team(self, team_id: str) -> None:
         if not self.sees_team(team_id):
-            raise Forbidden(f"this key does not belong to team {team_id!r}")
+            raise Forbidden(f"this {'token' if self.kind == 'token' else 'key'} does not belong to team {team_id!r}")
 
 
 def local_caller(workspace_id: str, project_id: str | None, label: str) -> Caller:
@@ -47,7 +51,13 @@ def local_caller(workspace_id: str, project_id: str | None, label: str) -> Calle
         scopes=frozenset({ADMIN}),
         team_ids=frozenset(),
         default_project_id=project_id,
+        kind="local",
     )
+
+
+def looks_like_jwt(value: str) -> bool:
+    """A JWS in compact form (three base64url parts, a JSON header ``eyJ…``): never an API key's shape."""
+    return value.startswith("eyJ") and value.count(".") == 2
 
 
 def bearer_secret(authorization: str | None) -> str | None:

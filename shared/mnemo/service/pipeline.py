@@ -15,15 +15,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from mnemo.errors import ContentTooLarge, Forbidden, InvalidRequest, NotFound, RateLimited, Unauthorized
+from mnemo.errors import ContentTooLarge, InsufficientScope, InvalidRequest, NotFound, RateLimited, Unauthorized
 from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF, utc_now
 from mnemo.models.records import Project, RateLimits, Workspace
 from mnemo.ports import Embedder, Ports, RateClass, RateDecision
-from mnemo.service import keys
+from mnemo.service import keys, principals
 from mnemo.service.catalog import REGISTRY
 from mnemo.service.context import CallContext
-from mnemo.service.identity import Caller, bearer_secret
+from mnemo.service.identity import Caller, bearer_secret, looks_like_jwt
 from mnemo.service.operations import Operation
+from mnemo.service.principals import TokenAuth
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,20 @@ def validate(model: type[BaseModel], arguments: Mapping[str, Any] | Any) -> Any:
 
 
 class Service:
-    def __init__(self, ports: Ports, *, embedder: Embedder | None, default_limits: RateLimits | None = None) -> None:
+    def __init__(
+        self,
+        ports: Ports,
+        *,
+        embedder: Embedder | None,
+        default_limits: RateLimits | None = None,
+        tokens: TokenAuth | None = None,
+    ) -> None:
         """``embedder`` is the embedder of meaning the composition root chose (``mnemo.runtime``
-        from ``MNEMO_EMBEDDER``); None: words only."""
+        from ``MNEMO_EMBEDDER``); None: words only. ``tokens``: how OAuth access tokens are
+        accepted (None: API keys only)."""
         self.ports = ports
+        #: how OAuth access tokens are accepted (None: API keys only)
+        self.tokens = tokens
         self.default_limits = default_limits or RateLimits()
         #: the embedder of meaning (None: words only); the same on every backend by default
         self.embedder = embedder
@@ -67,9 +78,14 @@ class Service:
     # -- identity ---------------------------------------------------------------------------
 
     def authenticate(self, authorization: str | None) -> Caller:
+        """The caller of an ``Authorization: Bearer`` header: an OAuth access token (when tokens are
+        accepted and the value is a JWT) or an API key. Both go on through the same pipeline."""
         plain = bearer_secret(authorization)
         if plain is None:
-            raise Unauthorized("missing API key: send Authorization: Bearer <key>")
+            raise Unauthorized("missing credentials: send Authorization: Bearer <key or access token>")
+        if self.tokens is not None and looks_like_jwt(plain):
+            claims = self.tokens.verifier.verify(plain)
+            return principals.caller_for(self.ports, claims, self.tokens)
         key = self.ports.tenants.get_key(keys.key_id_for(plain))
         if key is None:
             keys.burn_time(plain)
@@ -84,6 +100,13 @@ class Service:
             team_ids=frozenset(key.team_ids),
             default_project_id=key.default_project_id,
         )
+
+    def authenticate_iam(self, caller_arn: str | None) -> Caller:
+        """The caller of a request API Gateway authorised with AWS IAM: the signing role's (or
+        user's) ARN, bound to a workspace like a token's principal (issuer ``aws-iam``)."""
+        if not caller_arn:
+            raise Unauthorized("this route takes AWS SigV4-signed requests only")
+        return principals.caller_for_iam(self.ports, caller_arn)
 
     def resolve_project(
         self, caller: Caller, argument: str | None, header: str | None, workspace: Workspace | None = None
@@ -134,7 +157,11 @@ class Service:
         resolve the project (tools), run. ``params`` are an admin route's path parameters."""
         op = self.operation(name)
         if not caller.may(op.scopes):
-            raise Forbidden(f"this key lacks the scope for {name} (needs one of {sorted(op.scopes)})")
+            raise InsufficientScope(
+                f"this {'token' if caller.kind == 'token' else 'key'} lacks the scope for {name} "
+                f"(needs one of {sorted(op.scopes)})",
+                needed=sorted(op.scopes),
+            )
         workspace = self.ports.tenants.get_workspace(caller.workspace_id)
         decision = self.admit(caller.workspace_id, op.rate_class, workspace)
         args = validate(op.args, arguments) if op.args is not None else None
@@ -155,6 +182,7 @@ class Service:
             params=dict(params or {}),
             default_limits=self.default_limits,
             embedder=self.embedder,
+            issuers=self.tokens.issuers if self.tokens else (),
         )
         return Invocation(op.run(ctx, args), decision, op.status)
 

@@ -16,7 +16,7 @@ from mnemo.service.operations import Operation
 
 def admin_router(root: ServiceProvider, *names: str) -> SurfaceRouter:
     """Routes for the workspace operations ``names``, served by ``root``'s service."""
-    router = SurfaceRouter()
+    router = SurfaceRouter(root)
     for name in names:
         if name not in ADMIN_OPERATIONS:
             raise ValueError(f"no workspace operation named {name!r} in the catalog")

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from mnemo.service.pipeline import Service
 
 MCP_PATH = "/mcp"
+#: ``/mcp`` for AWS IAM (SigV4) callers such as AgentCore Gateway's IAM outbound auth
+MCP_IAM_PATH = "/mcp-iam"
 
 INSTRUCTIONS = (
     "Mnemo is your memory across sessions and tools. Save what is worth keeping: decisions and why they were "
@@ -221,20 +223,34 @@ def serve_stdio(
 def mcp_router(root: ServiceProvider) -> SurfaceRouter:
     """``/mcp``, served by ``root``'s service: POST is MCP; GET and DELETE answer 405 with
     ``Allow: POST`` (no sessions here)."""
-    router = SurfaceRouter()
+    router = SurfaceRouter(root)
 
     @router.serve(["POST", "GET", "DELETE"], MCP_PATH)
     def mcp() -> Response:
         event = router.current_event
         svc = root.service()
-        caller = svc.authenticate(event.headers.get("authorization"))
-        body = raw_body(event.raw_event, root.settings().max_body_bytes)
-        metrics.add_metric(name="mcp_requests", unit=MetricUnit.Count, value=1)
-        token = _current_request.set(_Request(svc, caller, CallHeaders.of(event.headers)))
-        try:
-            reply = mcp_endpoint().handle(event.http_method, dict(event.headers), body)
-        finally:
-            _current_request.reset(token)
-        return Response(status_code=reply.status, headers=reply.headers, body=reply.body)
+        return _serve(root, svc, event, svc.authenticate(event.headers.get("authorization")))
+
+    @router.serve("POST", MCP_IAM_PATH)
+    def mcp_iam() -> Response:
+        """The same endpoint for callers API Gateway authorised with AWS IAM (SigV4): the caller is the
+        signing role's ARN, as API Gateway put it in the request context (docs/aws.md). Only API
+        Gateway writes that context: the local server never does, so there this route is always 401."""
+        event = router.current_event
+        iam = (event.raw_event.get("requestContext") or {}).get("authorizer", {}).get("iam") or {}
+        svc = root.service()
+        return _serve(root, svc, event, svc.authenticate_iam(iam.get("userArn")))
 
     return router
+
+
+def _serve(root: ServiceProvider, svc: Service, event: Any, caller: Caller) -> Response:
+    """One HTTP request to the MCP endpoint, for a caller already authenticated."""
+    body = raw_body(event.raw_event, root.settings().max_body_bytes)
+    metrics.add_metric(name="mcp_requests", unit=MetricUnit.Count, value=1)
+    token = _current_request.set(_Request(svc, caller, CallHeaders.of(event.headers)))
+    try:
+        reply = mcp_endpoint().handle(event.http_method, dict(event.headers), body)
+    finally:
+        _current_request.reset(token)
+    return Response(status_code=reply.status, headers=reply.headers, body=reply.body)

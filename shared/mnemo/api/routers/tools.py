@@ -24,7 +24,7 @@ def tools_router(root: ServiceProvider, *names: str, unknown: bool = False) -> S
     """Routes for the tools ``names``, served by ``root``'s service; with ``unknown``, also
     ``/v1/tools/{name}``, which answers 404 for a name no function serves (API Gateway sends every
     other name to this function)."""
-    router = SurfaceRouter()
+    router = SurfaceRouter(root)
     for name in names:
         if name not in TOOLS:
             raise ValueError(f"no tool named {name!r} in the catalog")

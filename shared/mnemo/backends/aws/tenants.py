@@ -2,8 +2,9 @@
 
 * workspace ``WS#<ws>/META``; project ``WS#<ws>/PRJ#<prj>`` plus a slug claim ``WS#<ws>/SLUG#<slug>``
   written in the same transaction; API key ``KEY#<key id>/KEY`` (a key is looked up before its
-  workspace is known). The GSI ``list`` (``gsi1pk``, ``gsi1sk``) lists workspaces (``WORKSPACES``)
-  and a workspace's keys (``KEYS#<ws>``) without a Scan.
+  workspace is known); OAuth principal ``PRN#<principal id>/PRN`` (likewise). The GSI ``list``
+  (``gsi1pk``, ``gsi1sk``) lists workspaces (``WORKSPACES``), a workspace's keys (``KEYS#<ws>``)
+  and its principals (``PRINCIPALS#<ws>``) without a Scan.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.errors import translate_errors
-from mnemo.models.records import ApiKey, Project, RateLimits, Workspace
+from mnemo.models.records import ApiKey, Principal, Project, RateLimits, Workspace
 from mnemo.ports import VersionConflict
 
 LIST_INDEX = "list"
@@ -243,6 +244,47 @@ class DynamoTenantStore:
                     ":body": {"S": revoked.model_dump_json()},
                     ":ws": {"S": f"KEYS#{workspace_id}"},
                 },
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def create_principal(self, principal: Principal) -> None:
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    "pk": {"S": f"PRN#{principal.id}"},
+                    "sk": {"S": "PRN"},
+                    "gsi1pk": {"S": f"PRINCIPALS#{principal.workspace_id}"},
+                    "gsi1sk": {"S": principal.id},
+                    **_body(principal),
+                },
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                raise VersionConflict(principal.id) from None
+            raise
+
+    def get_principal(self, principal_id: str) -> Principal | None:
+        # never cached, like keys: a removed binding is refused on its next call
+        item = self._get(f"PRN#{principal_id}", "PRN")
+        return Principal.model_validate_json(item["body"]["S"]) if item else None
+
+    def list_principals(self, workspace_id: str) -> list[Principal]:
+        found = [Principal.model_validate_json(i["body"]["S"]) for i in self._list(f"PRINCIPALS#{workspace_id}")]
+        return sorted(found, key=lambda p: p.id)
+
+    def remove_principal(self, workspace_id: str, principal_id: str) -> bool:
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key={"pk": {"S": f"PRN#{principal_id}"}, "sk": {"S": "PRN"}},
+                ConditionExpression="attribute_exists(pk) AND gsi1pk = :ws",
+                ExpressionAttributeValues={":ws": {"S": f"PRINCIPALS#{workspace_id}"}},
             )
         except ClientError as exc:
             if is_condition_failure(exc):

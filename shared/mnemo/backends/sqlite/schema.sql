@@ -18,6 +18,13 @@ CREATE TABLE IF NOT EXISTS api_keys (
     body         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS api_keys_workspace ON api_keys (workspace_id);
+-- OAuth principals bound to a workspace (service/principals.py): id derived from issuer, kind, value
+CREATE TABLE IF NOT EXISTS principals (
+    id           TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    body         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS principals_workspace ON principals (workspace_id);
 CREATE TABLE IF NOT EXISTS memories (
     seq          INTEGER PRIMARY KEY,           -- also its document number in the index (postings.doc)
     id           TEXT NOT NULL,                 -- unique inside its project (a copied project keeps ids)

@@ -1,4 +1,4 @@
-"""Workspaces, projects (slug unique per workspace) and API keys (hash only), as JSON bodies."""
+"""Workspaces, projects (slug unique per workspace), API keys (hash only) and OAuth principals, as JSON bodies."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sqlite3
 
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import Database, outage
-from mnemo.models.records import ApiKey, Project, RateLimits, Workspace
+from mnemo.models.records import ApiKey, Principal, Project, RateLimits, Workspace
 from mnemo.ports import VersionConflict
 
 
@@ -89,3 +89,26 @@ class SqliteTenantStore:
             revoked = key.model_copy(update={"revoked": True})
             conn.execute("UPDATE api_keys SET body = ? WHERE id = ?", (revoked.model_dump_json(), key_id))
             return True
+
+    def create_principal(self, principal: Principal) -> None:
+        with self.db.write() as conn:
+            try:
+                conn.execute(
+                    "INSERT INTO principals (id, workspace_id, body) VALUES (?,?,?)",
+                    (principal.id, principal.workspace_id, principal.model_dump_json()),
+                )
+            except sqlite3.IntegrityError:
+                raise VersionConflict(principal.id) from None
+
+    def get_principal(self, principal_id: str) -> Principal | None:
+        row = self.db.conn().execute("SELECT body FROM principals WHERE id = ?", (principal_id,)).fetchone()
+        return Principal.model_validate_json(row["body"]) if row else None
+
+    def list_principals(self, workspace_id: str) -> list[Principal]:
+        rows = self.db.conn().execute("SELECT body FROM principals WHERE workspace_id = ? ORDER BY id", (workspace_id,))
+        return [Principal.model_validate_json(r["body"]) for r in rows.fetchall()]
+
+    def remove_principal(self, workspace_id: str, principal_id: str) -> bool:
+        with self.db.write() as conn:
+            cur = conn.execute("DELETE FROM principals WHERE id = ? AND workspace_id = ?", (principal_id, workspace_id))
+            return cur.rowcount > 0

@@ -216,3 +216,80 @@ def cmd_limits_set(args: argparse.Namespace, console: Console) -> int:
     payload, text = _limits_payload(svc, workspace_id)
     console.result(payload, text)
     return EXIT_OK
+
+
+def cmd_principal_add(args: argparse.Namespace, console: Console) -> int:
+    from pydantic import ValidationError
+
+    from mnemo import runtime
+    from mnemo.config import split_list
+    from mnemo.models.admin import BindPrincipalArgs, PrincipalInfo
+    from mnemo.service import principals
+    from mnemo.service.pipeline import validation_error
+
+    svc = service(args)
+    workspace_id = workspace_of(svc, args)
+    kinds = [(k, v) for k, v in (("sub", args.subject), ("client", args.client), ("group", args.group)) if v]
+    if len(kinds) != 1:
+        raise UsageError("name the principal with exactly one of --subject, --client or --group")
+    (kind, value), issuers = kinds[0], split_list(runtime.settings().oauth_issuers)
+    issuer = args.issuer or (issuers[0] if issuers else None)
+    if issuer is None:
+        raise UsageError("pass --issuer URL (or set MNEMO_OAUTH_ISSUERS): the authorization server of its tokens")
+    try:
+        spec = BindPrincipalArgs(
+            issuer=issuer,
+            kind=kind,
+            value=value,
+            label=args.label,
+            scopes=split_values(args.scope),  # type: ignore[arg-type]
+            default_project=args.project,
+            team_ids=split_values(args.team),
+        )
+    except ValidationError as exc:
+        raise explained(validation_error(exc)) from None
+    bound = principals.bind(
+        svc.ports,
+        workspace_id,
+        issuer=issuer,
+        kind=spec.kind,
+        value=spec.value,
+        scopes=list(spec.scopes),
+        label=spec.label,
+        default_project=spec.default_project,
+        team_ids=list(spec.team_ids),
+    )
+    if issuers and issuer not in (*issuers, principals.IAM_ISSUER):
+        console.note(f"Note: {issuer} is not among MNEMO_OAUTH_ISSUERS; its tokens are refused until it is.")
+    console.note(f"Bound {kind} {value!r} of {issuer} to {workspace_id} ({', '.join(bound.scopes)}).")
+    console.result({"principal": PrincipalInfo.of(bound).model_dump(mode="json")}, bound.id)
+    return EXIT_OK
+
+
+def cmd_principal_list(args: argparse.Namespace, console: Console) -> int:
+    from mnemo.models.admin import PrincipalInfo
+    from mnemo.service import principals
+
+    svc = service(args)
+    workspace_id = workspace_of(svc, args)
+    infos = [PrincipalInfo.of(p) for p in principals.list_bound(svc.ports, workspace_id)]
+    rows = [
+        [p.id, p.kind, p.value, p.issuer, ",".join(p.scopes), p.default_project_id or "", ",".join(p.team_ids)]
+        for p in infos
+    ]
+    console.result(
+        {"workspace_id": workspace_id, "principals": [p.model_dump(mode="json") for p in infos]},
+        table(rows, ["ID", "KIND", "VALUE", "ISSUER", "SCOPES", "DEFAULT PROJECT", "TEAMS"]),
+    )
+    return EXIT_OK
+
+
+def cmd_principal_remove(args: argparse.Namespace, console: Console) -> int:
+    from mnemo.service import principals
+
+    svc = service(args)
+    workspace_id = workspace_of(svc, args)
+    principals.remove(svc.ports, workspace_id, args.principal_id)
+    console.note(f"Removed {args.principal_id}; its tokens are refused (403) from their next call.")
+    console.result({"removed": args.principal_id, "workspace_id": workspace_id}, args.principal_id)
+    return EXIT_OK

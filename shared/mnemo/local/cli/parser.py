@@ -14,6 +14,9 @@ from mnemo.local.cli.admin import (
     cmd_key_revoke,
     cmd_limits_set,
     cmd_limits_show,
+    cmd_principal_add,
+    cmd_principal_list,
+    cmd_principal_remove,
     cmd_project_create,
     cmd_project_list,
     cmd_workspace_create,
@@ -167,6 +170,28 @@ def build_parser() -> argparse.ArgumentParser:
     action(key, "list", cmd_key_list, "list the workspace's keys (never their secrets)", scoped)
     p = action(key, "revoke", cmd_key_revoke, "revoke a key: refused from its next call", scoped)
     p.add_argument("key_id", help="key_… as shown by `mnemo key list`")
+
+    principal = group("principal", "bind OAuth principals (token subjects, clients, groups) to a workspace")
+    p = action(
+        principal, "add", cmd_principal_add, "let an OAuth principal's access tokens act in the workspace", scoped
+    )
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--subject", help="the tokens' `sub` claim (a user or a service account)")
+    who.add_argument("--client", help="the tokens' `client_id` (else `azp`): every token issued to that client")
+    who.add_argument("--group", help="a value of a group claim (MNEMO_OAUTH_GROUP_CLAIMS)")
+    p.add_argument("--issuer", help="the authorization server (default: the first of MNEMO_OAUTH_ISSUERS)")
+    p.add_argument("--label", help="the default source of its memories (default: KIND:VALUE)")
+    p.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        help="the most its tokens may do: memory:read, memory:write, memory:delete or admin; repeat or use commas",
+    )
+    p.add_argument("--project", help="its default project (slug or id)")
+    p.add_argument("--team", action="append", help="a team it belongs to; repeat or separate with commas")
+    action(principal, "list", cmd_principal_list, "list the workspace's OAuth principals", scoped)
+    p = action(principal, "remove", cmd_principal_remove, "unbind a principal: its tokens get 403 from now", scoped)
+    p.add_argument("principal_id", help="prn_… as shown by `mnemo principal list`")
 
     limits = group("limits", "show or change a workspace's rate limits")
     action(limits, "show", cmd_limits_show, "the workspace's calls a minute per class", scoped)
