@@ -131,6 +131,39 @@ def opensearch_node() -> Iterator[OpenSearchNode]:
 
 
 @pytest.fixture(scope="session")
+def keycloak_node() -> Iterator[Any]:
+    """One real Keycloak 26 for the whole session, its realm from tests/fixtures/keycloak (or an already
+    running one: ``MNEMO_TEST_KEYCLOAK_URL``, its tokens' audience ``http://mnemo.test``). Skipped
+    loudly where it cannot run, an error with ``MNEMO_REQUIRE_KEYCLOAK=1``."""
+    from tests.support import keycloak
+
+    if os.environ.get("MNEMO_TEST_KEYCLOAK_URL"):
+        yield keycloak.KeycloakNode.attach(os.environ["MNEMO_TEST_KEYCLOAK_URL"])
+        return
+    ok, reason = keycloak.available()
+    if not ok:
+        _missing("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", reason)
+    try:
+        keycloak.fetch()
+    except keycloak.KeycloakError as exc:
+        _missing("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", str(exc))
+    node = keycloak.KeycloakNode().start()  # minutes on a loaded machine; a failure carries the log tail
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+def _missing(variable: str, what: str, reason: str) -> None:
+    if os.environ.get(variable) == "1":
+        pytest.fail(f"{variable}=1 but a real {what} cannot run here: {reason}", pytrace=False)
+    message = f"SKIPPING real-{what} tests: {reason} (set {variable}=1 to make this an error)"
+    warnings.warn(message, stacklevel=2)
+    print(f"\n*** {message}", file=sys.stderr)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
 def opensearch_url(request: pytest.FixtureRequest) -> str:
     """The session node's URL, or an already running node's (``MNEMO_TEST_OPENSEARCH_URL``)."""
     from tests.support.aws_stack import URL_ENV
