@@ -7,6 +7,7 @@ tests/unit/test_oauth_verifier.py's, real tokens tests/integration/test_keycloak
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,17 +20,18 @@ from mnemo.service.principals import TokenAuth
 
 from tests.contract.conftest import IndexerKeepsUp, Tenant, new_tenant
 
-ISSUER = "https://idp.example/realms/acme"
-
 
 class ClaimsOf:
-    """The ``TokenVerifier`` port, faked: ``"eyJ.<name>.sig"`` is valid with ``claims[name]``."""
+    """The ``TokenVerifier`` port, faked: ``"eyJ.<name>.sig"`` is valid with ``claims[name]``. Each
+    test has an issuer of its own: on AWS the tenant table outlives a test, and a principal binds
+    once per deployment."""
 
     def __init__(self) -> None:
+        self.issuer = f"https://idp.example/realms/{uuid.uuid4().hex}"
         self.claims: dict[str, dict[str, Any]] = {}
 
     def issue(self, name: str, **claims: Any) -> str:
-        self.claims[name] = {"iss": ISSUER, **claims}
+        self.claims[name] = {"iss": self.issuer, **claims}
         return f"Bearer eyJ.{name}.sig"
 
     def verify(self, token: str) -> Mapping[str, Any]:
@@ -46,7 +48,7 @@ def tokens() -> ClaimsOf:
 
 @pytest.fixture
 def osvc(ports, indexer, tokens) -> IndexerKeepsUp:
-    auth = TokenAuth(verifier=tokens, issuers=(ISSUER,), group_claims=("groups",))
+    auth = TokenAuth(verifier=tokens, issuers=(tokens.issuer,), group_claims=("groups",))
     return IndexerKeepsUp(ports, indexer, tokens=auth)
 
 
@@ -56,8 +58,9 @@ def org(osvc) -> Tenant:
 
 
 def bind(tenant: Tenant, kind: str, value: str, scopes: list[str], **kwargs: Any):
+    issuer = tenant.svc.tokens.issuers[0]  # type: ignore[union-attr]
     return principals.bind(
-        tenant.svc.ports, tenant.workspace_id, issuer=ISSUER, kind=kind, value=value, scopes=scopes, **kwargs
+        tenant.svc.ports, tenant.workspace_id, issuer=issuer, kind=kind, value=value, scopes=scopes, **kwargs
     )
 
 
@@ -97,7 +100,14 @@ def test_the_same_value_at_another_issuer_or_of_another_kind_is_another_principa
         bind(org, "sub", "x", [READ]).id,
         bind(org, "client", "x", [READ]).id,
         bind(org, "group", "x", [READ]).id,
-        principals.bind(org.svc.ports, org.workspace_id, issuer=ISSUER + "2", kind="sub", value="x", scopes=[READ]).id,
+        principals.bind(
+            org.svc.ports,
+            org.workspace_id,
+            issuer=org.svc.tokens.issuers[0] + "2",
+            kind="sub",
+            value="x",
+            scopes=[READ],
+        ).id,
     }
     assert len(ids) == 4
 

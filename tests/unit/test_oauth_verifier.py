@@ -241,3 +241,13 @@ def test_issuer_metadata_is_looked_up_as_oidc_then_rfc_8414():
         "https://idp.example/realms/acme/.well-known/openid-configuration",
         "https://idp.example/.well-known/oauth-authorization-server/realms/acme",
     ]
+
+
+def test_the_challenge_of_an_mcp_path_points_at_the_mcp_metadata_with_or_without_a_stage():
+    from mnemo.api.oauth import metadata_url
+
+    cfg = Settings(oauth_issuers="https://idp.example", oauth_resource="https://mnemo.example/")
+
+    assert metadata_url(cfg, "/prod/mcp") == "https://mnemo.example/.well-known/oauth-protected-resource/mcp"
+    assert metadata_url(cfg, "/mcp") == "https://mnemo.example/.well-known/oauth-protected-resource/mcp"
+    assert metadata_url(cfg, "/prod/v1/tools/recall") == "https://mnemo.example/.well-known/oauth-protected-resource"

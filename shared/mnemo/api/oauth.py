@@ -18,7 +18,8 @@ DEFAULT_REQUEST = ("memory:read", "memory:write")
 def resource_url(cfg: Settings, path: str = "") -> str:
     """This deployment's resource identifier: the MCP endpoint's URL for ``/mcp``, else the base URL."""
     base = cfg.oauth_resource.rstrip("/")
-    return base + MCP_PATH if path == MCP_PATH or path.startswith(MCP_PATH + "/") else base
+    # API Gateway's rawPath carries the stage (/prod/mcp)
+    return base + MCP_PATH if path.rstrip("/").endswith(MCP_PATH) else base
 
 
 def metadata_url(cfg: Settings, path: str) -> str:
