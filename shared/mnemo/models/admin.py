@@ -119,13 +119,19 @@ class BindPrincipalArgs(_Args):
         description="An issuer of MNEMO_OAUTH_ISSUERS; by default the first one.",
     )
     kind: PrincipalKind = Field(description="`sub`, `client` or `group`.")
-    value: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_no_controls)]
+    value: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_no_controls)] = Field(
+        description="The `sub`, the client id or the group name its tokens carry."
+    )
     label: Label | None = Field(default=None, description="Also the default `source` of its memories.")
     scopes: Annotated[list[ScopeName], Field(min_length=1, max_length=4)] = Field(
         description="The most its tokens may do (as a key's scopes)."
     )
-    default_project: ProjectRefArg | None = Field(default=None)
-    team_ids: Annotated[list[TeamId], Field(max_length=50)] = Field(default_factory=list)
+    default_project: ProjectRefArg | None = Field(
+        default=None, description="Slug or id of the project used when a call names none."
+    )
+    team_ids: Annotated[list[TeamId], Field(max_length=50)] = Field(
+        default_factory=list, description="Teams whose memories its tokens may see and change."
+    )
 
 
 class PrincipalResult(Model):
