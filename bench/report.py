@@ -219,6 +219,11 @@ def render(res: dict[str, Any]) -> str:
         from bench.quality import markdown as quality_markdown
 
         lines += ["## Retrieval quality", "", *quality_markdown(quality)]
+    nl = res.get("nl")
+    if nl:
+        from bench.nl_quality import markdown as nl_markdown
+
+        lines += ["## Questions in plain language", "", *nl_markdown(nl)]
 
     add = res.get("add")
     if add:

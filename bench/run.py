@@ -31,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-SECTIONS = ("search", "quality", "add", "overhead", "coldstart", "server", "clients", "cost", "aws")
+SECTIONS = ("search", "quality", "nl", "add", "overhead", "coldstart", "server", "clients", "cost", "aws")
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 20.0
@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--merge", action="store_true", help="keep the other sections of bench/results/latest.json (with --only)"
     )
+    parser.add_argument("--backends", default="sqlite,aws", help="the nl section's backends (comma-separated)")
     parser.add_argument("--baseline", help="also measure retrieval latency with the code of this git revision")
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -139,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                 from bench import quality
 
                 results["quality"] = quality.run(work)
+            elif section == "nl":
+                from bench import nl_quality
+
+                backends = tuple(b for b in args.backends.split(",") if b)
+                results["nl"] = nl_quality.run(work, backends)
             elif section == "add":
                 from bench import add
 
