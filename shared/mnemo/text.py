@@ -153,17 +153,66 @@ class QueryTerm:
             object.__setattr__(self, "stem", stem(self.text))
 
 
-def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
-    """Distinct terms of a query, in order.
+# --- stop words ----------------------------------------------------------------------------
 
-    A lone CJK character always matches as a prefix (it is the start of the bigrams that
-    contain it); with ``latin_prefix`` (the forgiving ``recall``) every non-CJK term of at least
-    ``MIN_PREFIX_LENGTH`` and at most ``MAX_PREFIX_LENGTH`` characters does too. Every
-    term also matches the words that share its stem. Only the first ``MAX_QUERY_TERMS`` are kept.
+
+def _listed(words: str) -> list[str]:
+    return words.split()
+
+
+#: English function words: the words a question is made of ("when", "did", "the", the possessive
+#: "s") rather than what it is about. A query's stop words are not terms (neither required by the
+#: strict tools nor scored by recall) unless the query has nothing else. Lucene's English list
+#: plus the question words, auxiliaries, pronouns, the contractions' tails and the light verbs
+#: "go" and "get" in their forms (a question's "go to" is a memory's "went to").
+EN_STOP_WORDS = frozenset(
+    _listed(
+        """a about after again all am an and any are as at be been before being both but by can could d did do
+        does doing down during each few for from further get gets getting go goes going gone got gotten had
+        has have having he her here hers herself him himself his how i if in into is it its itself just ll m
+        me more most my myself no nor not now of off on once only or other our ours ourselves out over own
+        re s same she should so some such t than that the their theirs them themselves then there these they
+        this those through to too under until up ve very was we went were what when where which while who
+        whom why will with would you your yours yourself yourselves"""
+    )
+)
+
+#: Chinese function words as the index sees them (character pairs, a lone character alone): question
+#: words (什么 / 时候 / 怎么 / 哪里 …), pronouns, and the particles that stand alone. A pair that
+#: spans a function word and a content word (``么时`` of 什么时候, ``的时``) is kept only when it is
+#: one of these.
+ZH_STOP_WORDS = frozenset(
+    _listed(
+        """什么 么时 时候 怎么 么样 哪里 哪儿 哪个 哪些 为什 为何 是不 是否 有没 没有 我们 你们
+        他们 她们 它们 自己 这个 那个 这些 那些 一个 就是 可以 还是 因为 所以 但是 如果 已经
+        现在 的时 了吗 了吧 是什 么的 的 了 吗 呢 是 在 和 我 你 他 她 它 有 也 都 就
+        吧 啊 呀 之 与 及 或"""
+    )
+)
+
+STOP_WORDS = EN_STOP_WORDS | ZH_STOP_WORDS
+
+
+def is_stop_word(term: str) -> bool:
+    """Whether an analysed term is a function word (:data:`STOP_WORDS`)."""
+    return term in STOP_WORDS
+
+
+def query_terms(query: str, *, latin_prefix: bool = False) -> list[QueryTerm]:
+    """Distinct terms of a query that carry meaning, in order.
+
+    Stop words (:data:`STOP_WORDS`) are left out, unless the query is made of nothing else: then
+    its words are its terms (``"the who"`` still finds the band). A lone CJK character always
+    matches as a prefix (it is the start of the bigrams that contain it); with ``latin_prefix``
+    (the forgiving ``recall``) every non-CJK term of at least ``MIN_PREFIX_LENGTH`` and at most
+    ``MAX_PREFIX_LENGTH`` characters does too. Every term also matches the words that share its
+    stem. Only the first ``MAX_QUERY_TERMS`` are kept.
     """
+    analysed = terms(query)
+    meaningful = [t for t in analysed if not is_stop_word(t)]
     seen: set[str] = set()
     out: list[QueryTerm] = []
-    for term in terms(query):
+    for term in meaningful or analysed:
         if term in seen:
             continue
         seen.add(term)

@@ -1,7 +1,7 @@
 """Hybrid recall's fusion rule and floors (mnemo.service.retrieval.tools; docs/retrieval.md,
-"Meaning"), without a backend: a memory found by meaning alone weighs its similarity against the
-share of the query's terms the word hits hold; below MIN_SIMILARITY it only ranks among word hits
-(down to HYBRID_MIN_SIMILARITY), never answers a query the words found nothing for."""
+"Meaning"), without a backend: each half weighs its candidates in [0, 1], a memory found by both
+adds the two; below MIN_SIMILARITY a meaning hit only ranks among word hits (down to
+HYBRID_MIN_SIMILARITY), never answers a query the words found nothing for."""
 
 from __future__ import annotations
 
@@ -35,47 +35,68 @@ def record(number: int) -> MemoryRecord:
     )
 
 
-def by_words(number: int, held: int) -> Match:
-    """A word hit holding the first ``held`` of the four query terms."""
-    return Match(record(number), 1.0, [t.text for t in TERMS[:held]])
+def by_words(number: int, score: float, held: int = 4) -> Match:
+    """A word hit with this index (BM25) score, holding the first ``held`` of the four query terms."""
+    return Match(record(number), score, [t.text for t in TERMS[:held]])
 
 
 def ids(matches: list[Match]) -> list[str]:
     return [m.record.id for m in matches]
 
 
+def fuse(lexical: list[Match], similar: list[IndexHit]) -> list[Match]:
+    return tools._fuse(lexical, similar, TERMS, full=False, prefer_working=False)
+
+
 def test_the_floors_are_ordered() -> None:
     assert 0 < tools.HYBRID_MIN_SIMILARITY < tools.MIN_SIMILARITY
 
 
-def test_a_weak_meaning_hit_ranks_among_word_hits_by_its_similarity_against_their_share() -> None:
-    half, quarter = by_words(1, 2), by_words(2, 1)  # 0.5 and 0.25 of the terms
-    weak = IndexHit(record(3), WEAK)
+def test_a_word_hit_weighs_its_relative_score_and_a_meaning_hit_its_similarity_times_what_words_miss() -> None:
+    best, half = by_words(1, 8.0), by_words(2, 4.0)  # the best holds every term: coverage 1
+    near = IndexHit(record(3), 0.9)
 
-    ranked = tools._fuse([half, quarter], [weak], TERMS, full=False, prefer_working=False)
+    ranked = fuse([best, half], [near])
 
-    assert ids(ranked) == [half.record.id, weak.record.id, quarter.record.id]
-    assert ranked[1].matched_by == "meaning" and ranked[1].score == round(WEAK, 6)
-    assert [m.score for m in ranked] == [0.5, round(WEAK, 6), 0.25]
+    assert ids(ranked) == [best.record.id, half.record.id, near.record.id]
+    assert [m.score for m in ranked] == [1.0, 0.5, round(0.9 * tools.MEANING_WEIGHT, 6)]
+
+
+def test_meaning_outranks_word_hits_that_hold_only_the_query_s_common_words() -> None:
+    # every candidate holds the first term only; the other three, held by none, weigh the most
+    common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
+    paraphrase = IndexHit(record(20), 0.6)
+
+    ranked = fuse(common, [paraphrase])
+
+    assert tools.coverage(common, TERMS) < 0.2
+    assert ids(ranked)[0] == paraphrase.record.id
+
+
+def test_a_memory_found_by_both_halves_never_ranks_below_one_either_half_ranks_under_it() -> None:
+    lexical = [by_words(n, 10.0 - n) for n in range(1, 6)]
+    similar = [IndexHit(record(n), 0.9 - n / 20) for n in (9, 4, 8, 7)]  # 4 is found by both, 2nd by meaning
+
+    ranked = ids(fuse(lexical, similar))
+
+    both = ranked.index(record(4).id)
+    assert ranked[both + 1 :] and all(ref in ranked[both + 1 :] for ref in (record(5).id, record(8).id, record(7).id))
+    assert fuse(lexical, similar)[both].matched_by == "both"
+
+
+def test_the_same_candidates_rank_the_same_whatever_is_cut_after() -> None:
+    lexical = [by_words(n, 20.0 - n) for n in range(1, 20)]
+    similar = [IndexHit(record(n), 0.8 - n / 100) for n in range(15, 30)]
+
+    assert ids(fuse(lexical, similar))[:10] == ids(fuse(lexical, similar))[:50][:10]
 
 
 def test_a_weak_meaning_hit_never_answers_when_the_words_found_nothing() -> None:
     strong = IndexHit(record(1), tools.MIN_SIMILARITY)
     weak = IndexHit(record(2), WEAK)
 
-    assert tools._fuse([], [strong, weak], TERMS, full=False, prefer_working=False) == [
-        tools._fuse([], [strong], TERMS, full=False, prefer_working=False)[0]
-    ]
-    assert tools._fuse([], [weak], TERMS, full=False, prefer_working=False) == []
-
-
-def test_a_word_hit_also_found_by_meaning_keeps_its_place_and_says_both() -> None:
-    every, one = by_words(1, 4), by_words(2, 1)
-
-    ranked = tools._fuse([every, one], [IndexHit(record(2), 0.9)], TERMS, full=False, prefer_working=False)
-
-    assert ids(ranked) == [every.record.id, one.record.id]
-    assert ranked[1].matched_by == "both" and ranked[1].similarity == 0.9 and ranked[1].score == 0.25
+    assert ids(fuse([], [strong, weak])) == [strong.record.id]
+    assert fuse([], [weak]) == []
 
 
 class Index:
@@ -91,7 +112,7 @@ def floor_asked(*, strict: bool) -> float:
     index = Index()
     embedder = SimpleNamespace(model="m", dim=2, embed=lambda texts: [[1.0, 0.0] for _ in texts])
     ctx: Any = SimpleNamespace(embedder=embedder, ports=SimpleNamespace(index=index), scope=None)
-    tools._similar(ctx, RecallArgs(query="alpha"), flt=None, pool=20, strict=strict)  # type: ignore[arg-type]
+    tools._similar(ctx, RecallArgs(query="alpha"), flt=None, pool=tools.POOL, strict=strict)  # type: ignore[arg-type]
     (query,) = index.asked
     return query.min_score
 

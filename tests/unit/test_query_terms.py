@@ -4,7 +4,7 @@ budget (bench/results/worst.md), and the schemas that state them."""
 from __future__ import annotations
 
 from mnemo.models.tools import MemorySearchArgs
-from mnemo.text import MAX_PREFIX_LENGTH, MAX_QUERY_TERMS, MIN_PREFIX_LENGTH, QueryTerm, query_terms
+from mnemo.text import MAX_PREFIX_LENGTH, MAX_QUERY_TERMS, MIN_PREFIX_LENGTH, QueryTerm, is_stop_word, query_terms
 
 
 def test_a_query_keeps_its_first_distinct_terms_only():
@@ -17,9 +17,9 @@ def test_a_query_keeps_its_first_distinct_terms_only():
 
 def test_recall_treats_only_latin_terms_of_three_characters_or_more_as_prefixes():
     assert MIN_PREFIX_LENGTH == 3
-    assert query_terms("a to dep deploy 数 数据", latin_prefix=True) == [
-        QueryTerm("a"),
-        QueryTerm("to"),
+    assert query_terms("x ab dep deploy 数 数据", latin_prefix=True) == [
+        QueryTerm("x"),
+        QueryTerm("ab"),
         QueryTerm("dep", prefix=True),
         QueryTerm("deploy", prefix=True),
         QueryTerm("数", prefix=True),  # a lone CJK character: always a prefix
@@ -46,3 +46,37 @@ def test_the_schema_of_memory_search_states_how_many_terms_are_used():
     description = MemorySearchArgs.model_json_schema()["properties"]["q"]["description"]
 
     assert f"first {MAX_QUERY_TERMS} distinct terms" in description
+
+
+def test_a_question_keeps_only_the_words_that_carry_its_meaning():
+    assert [t.text for t in query_terms("When did Melanie's sister go to the support group?")] == [
+        "melanie",
+        "sister",
+        "support",
+        "group",
+    ]
+
+
+def test_a_chinese_question_drops_its_question_words_and_particles():
+    assert [t.text for t in query_terms("李明什么时候扭伤了膝盖？")] == [
+        "李明",
+        "明什",
+        "候扭",
+        "扭伤",
+        "伤了",
+        "了膝",
+        "膝盖",
+    ]
+    assert all(is_stop_word(w) for w in ("什么", "么时", "时候", "的", "了"))
+
+
+def test_a_query_of_only_stop_words_keeps_them_all():
+    assert [t.text for t in query_terms("the who")] == ["the", "who"]
+    assert [t.text for t in query_terms("什么时候")] == ["什么", "么时", "时候"]
+
+
+def test_stop_words_are_never_bounded_out_of_the_meaningful_terms():
+    """Function words do not use up the MAX_QUERY_TERMS budget."""
+    words = " ".join(["the of and"] * 10 + [f"w{i}" for i in range(MAX_QUERY_TERMS)])
+
+    assert [t.text for t in query_terms(words)] == [f"w{i}" for i in range(MAX_QUERY_TERMS)]

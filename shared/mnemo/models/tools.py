@@ -239,6 +239,13 @@ class RetrievalArgs(Args):
 
 
 class SearchMemoryArgs(RetrievalArgs):
+    query: Annotated[
+        str,
+        Field(
+            max_length=4096,
+            description="Words that must all occur; empty only with updated_after/before.",
+        ),
+    ] = ""
     limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results.")
     explain: bool = Field(
         default=False, description="Say per result which words matched where, and why it ranks there."
@@ -318,8 +325,8 @@ class RetrievalItem(Model):
     tags: list[str]
     score: float = Field(
         description="Higher is better, comparable within one answer only: the index's relevance (words), the "
-        "cosine (`mode` semantic), or (`mode` hybrid) the share of the query's terms held, or the similarity "
-        "of a memory found by meaning only."
+        "cosine (`mode` semantic), or (`mode` hybrid) the fused weight: the words' calibrated score or the "
+        "weighted similarity, the larger."
     )
     updated_at: Timestamp
     explanation: Explanation | None = Field(default=None, exclude_if=_is_none, description="Only with explain.")

@@ -107,8 +107,6 @@ def reason(rank: int, match: Match, previous: Match | None, term_count: int, *, 
         parts.append("working memory, ranked before the rest (prefer_working)")
     if prefer_working and previous.working and not match.working:
         parts.append(f"not a working memory, so after {above} (prefer_working)")
-    elif len(match.matched) < len(previous.matched):
-        parts.append(f"fewer terms matched than {above} ({len(match.matched)} vs {len(previous.matched)})")
     elif match.score < previous.score:
         parts.append(f"lower relevance score than {above} ({match.score:.3g} vs {previous.score:.3g})")
     elif match.record.updated_at < previous.record.updated_at:
@@ -147,14 +145,14 @@ def _above(rank: int, match: Match, previous: Match | None, *, prefer_working: b
 
 
 def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
-    """recall's hybrid order: the word ranking as it is, a memory found by meaning only weighing its
-    similarity against the share of the terms the others hold (``score``)."""
+    """recall's hybrid order: each memory's fused weight (``score``: the word half's calibrated
+    score, the meaning half's similarity, the larger when both found it)."""
     found = _found(match, term_count)
     if match.matched_by == "meaning":
-        found += f", weighing {match.score:.2f} against the share of terms the others hold"
+        found += f", weighing {match.score:.2f} against the words' calibrated scores"
     if previous is None or (prefer_working and (match.working or previous.working)) or match.score < previous.score:
         return f"rank {rank}: {found}; " + _above(
-            rank, match, previous, prefer_working=prefer_working, what="weight (share of terms, or similarity)"
+            rank, match, previous, prefer_working=prefer_working, what="weight (words' calibrated score, or similarity)"
         )
     if previous.by_words and not match.by_words:
         return f"rank {rank}: {found}; as heavy as rank {rank - 1}, which was found by words"
@@ -165,8 +163,8 @@ def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: 
 
 def _word_order(match: Match, previous: Match) -> str:
     if previous.similarity is not None and match.similarity is None:
-        return "found by words and meaning there, by words only here; equal share of terms"
-    return "equal share of terms; lower or equal relevance score, or updated earlier"
+        return "found by words and meaning there, by words only here; equal weight"
+    return "equal weight; updated earlier"
 
 
 def _semantic_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:

@@ -107,8 +107,9 @@ def analyse(hit: IndexHit, terms: Sequence[text.QueryTerm], *, full: bool = Fals
     return Match(record, hit.score, [t.text for t in terms if t.text in words], fields, via_stem)
 
 
-def rank_key(match: Match, *, prefer_working: bool) -> tuple[bool, int, float, datetime, str]:
-    """recall's order, best first when sorted in reverse: working memories first (when asked),
-    then more distinct query terms matched, then the index's score, then the newest."""
+def rank_key(match: Match, *, prefer_working: bool) -> tuple[bool, float, datetime, str]:
+    """recall's order by words, best first when sorted in reverse: working memories first (when
+    asked), then the index's relevance score (BM25: a rare term weighs more than a common one, and
+    each matched term adds), then the newest."""
     record = match.record
-    return (prefer_working and match.working, len(match.matched), match.score, record.updated_at, record.id)
+    return (prefer_working and match.working, match.score, record.updated_at, record.id)

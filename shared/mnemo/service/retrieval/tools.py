@@ -4,16 +4,18 @@ An empty query (nothing but spaces) asks what changed: the most recently updated
 pass the filters and the ``updated_after`` / ``updated_before`` window, newest first, from the
 record store's recent listing (no index query).
 
-recall and recall_context take a ``mode``: ``lexical`` ranks the word search's candidates (terms
-matched, then score, then recency); ``semantic`` ranks the vector search's (cosine, at least
-MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filters, and merges them (``_fuse``): the
-word ranking keeps its order, and a memory found by meaning alone (cosine at least
+recall and recall_context take a ``mode``: ``lexical`` ranks the word search's best POOL
+candidates (the index's BM25 score, then recency); ``semantic`` ranks the vector search's (cosine,
+at least MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filters, and fuses them
+by calibrated scores (``_fuse``): a word hit weighs its BM25 score relative to the best one's,
+scaled by how much of the query that best hit holds (``coverage``); a meaning hit (cosine at least
 HYBRID_MIN_SIMILARITY while the words found something, MIN_SIMILARITY when they found nothing)
-goes above the memories that hold a smaller share of the query's terms than its similarity. Without an
+weighs its cosine times what the words leave unexplained; a memory found by both, the larger. Without an
 embedder (``MNEMO_EMBEDDER=none``), or when it fails at query time, ``hybrid`` is ``lexical``."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from mnemo import text
@@ -35,16 +37,20 @@ from mnemo.service.retrieval.explain import result_items
 from mnemo.service.retrieval.matching import WORKING, Match, analyse, rank_key
 from mnemo.service.retrieval.packing import dedupe_key, pack
 
-#: recall re-ranks this many index candidates per wanted result, at most POOL_CAP in all
-POOL_FACTOR = 4
+#: recall and recall_context rank this many candidates from each half (the word search and the
+#: vector search), whatever the limit: the same top 10 for limit 10 and 50 (the most either asks
+#: for: limit 50, max_items 100)
+POOL = 100
 
+#: how hybrid fuses the two halves (docs/retrieval.md, "Meaning"): "maxc", the rule chosen on the
+#: quality bench; "max", "sum" and "rrf" (reciprocal rank, k RRF_K) are the rules it was measured
+#: against, kept selectable for bench/fusion.py to measure again
+FUSION = "maxc"
+RRF_K = 60
 
-POOL_CAP = 200
-
-#: what a memory found by meaning only weighs per unit of similarity, against the share of the
-#: query's terms the memories found by words hold (docs/retrieval.md, "Meaning": chosen on the
-#: quality set against 0.5, 0.75 and reciprocal-rank fusion)
-MEANING_WEIGHT = 1.0
+#: the least a meaning hit's similarity counts for against the words' calibrated scores ("maxc":
+#: similarity x max(MEANING_WEIGHT, 1 - coverage)); chosen on the quality bench (docs/retrieval.md)
+MEANING_WEIGHT = 0.35
 
 #: the least cosine at which a memory counts as found by meaning (docs/retrieval.md: unrelated
 #: words reach about 0.2-0.4 with the static model, a memory's own words 0.4-0.75)
@@ -92,9 +98,17 @@ def _listed(ctx: CallContext, args: SearchMemoryArgs | RecallArgs, flt: MemoryFi
 
 
 def search_memory(ctx: CallContext, args: SearchMemoryArgs) -> RetrievalResult:
-    """Strict: a memory must contain every term and pass every filter; otherwise no_match."""
+    """Strict: a memory must contain every term that carries meaning (stop words are not required)
+    and pass every filter; otherwise no_match. An empty query lists what changed, and only within
+    a time window (without one it is 400: a strict lookup of nothing)."""
     flt = _filter(ctx, args, args.team_id)
     if not args.query.strip():
+        if args.updated_after is None and args.updated_before is None:
+            raise InvalidRequest(
+                "search_memory needs a query; to list what changed, give a time window "
+                "(updated_after and/or updated_before) with an empty query",
+                details=[{"loc": ["query"], "type": "missing"}],
+            )
         return _listed(ctx, args, flt)
     terms = text.query_terms(args.query)
     if not terms:
@@ -114,7 +128,7 @@ def recall(ctx: CallContext, args: RecallArgs) -> RetrievalResult:
     """Forgiving: any term, Latin prefixes, ranked by terms matched, then score, then recency."""
     if not args.query.strip():
         return _listed(ctx, args, _filter(ctx, args))
-    terms, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.limit * POOL_FACTOR, POOL_CAP))
+    terms, ranked, no_match = _recall_ranked(ctx, args, pool=POOL)
     if no_match is not None:
         return no_match_result(ctx, no_match)
     return RetrievalResult(
@@ -198,36 +212,51 @@ def completed(matches: list[Match], terms: list[text.QueryTerm], *, full: bool) 
 def _fuse(
     lexical: list[Match], similar: list[IndexHit], terms: list[text.QueryTerm], *, full: bool, prefer_working: bool
 ) -> list[Match]:
-    """The word and meaning candidates in one ranking. A memory found by its words weighs the share
-    of the query's terms it holds; one found by meaning only weighs ``MEANING_WEIGHT x`` its
-    similarity. Heavier first; at equal weight, found by words before found by meaning, then the
-    word ranking's own order (index score, newest), then the more similar. So the words' ranking
-    is kept as it is, and a memory found by meaning alone goes above the ones that hold too small
-    a share of the terms. When the words found nothing, only the meaning candidates at
-    ``MIN_SIMILARITY`` or more count (as in ``semantic``): below it, a candidate is weak evidence
-    that only ranks among word hits, never answers alone."""
+    """The word and meaning candidates in one ranking (docs/retrieval.md, "Meaning").
+
+    ``FUSION`` "maxc": a word hit weighs its BM25 score over the best word hit's, times that best
+    hit's :func:`coverage` of the query; a meaning hit weighs its similarity times
+    ``max(MEANING_WEIGHT, 1 - coverage)`` (what the words leave unexplained); a memory found by
+    both, the larger of its two weights — so it never ranks below a memory that either half alone
+    ranks under it, and word hits keep their BM25 order among themselves. (The rules it was
+    measured against: "max", meaning at ``MEANING_WEIGHT x similarity``; "sum", the two added, meaning
+    ``MEANING_WEIGHT x`` its similarity above HYBRID_MIN_SIMILARITY, scaled to [0, 1]; "rrf",
+    ``MEANING_WEIGHT``-weighted reciprocal rank.) Heavier first; ties: found by words first, then
+    newest. When the words found nothing, only the meaning candidates at ``MIN_SIMILARITY`` or
+    more count (as in ``semantic``): below it, a candidate is weak evidence that only ranks among
+    word hits, never answers alone."""
     if not lexical:
         similar = [hit for hit in similar if hit.score >= MIN_SIMILARITY]
-    count = max(1, len(terms))
-    position = {m.record.id: i for i, m in enumerate(lexical)}
-    matches: dict[str, Match] = {}
-    for match in lexical:
-        matches[match.record.id] = replace(match, score=round(len(match.matched) / count, 6))
-    for hit in similar:
-        known = matches.get(hit.record.id)
-        if known is not None:
-            matches[hit.record.id] = replace(known, similarity=hit.score)
+    if FUSION == "rrf":
+        words = [(RRF_K + 1) / (RRF_K + rank) for rank in range(1, len(lexical) + 1)]
+        meaning = [MEANING_WEIGHT * (RRF_K + 1) / (RRF_K + rank) for rank in range(1, len(similar) + 1)]
+    else:
+        best = max((m.score for m in lexical), default=0.0)
+        scale = coverage(lexical, terms)
+        words = [scale * (m.score / best if best > 0 else 1.0) for m in lexical]
+        if FUSION == "sum":
+            floor = HYBRID_MIN_SIMILARITY
+            meaning = [MEANING_WEIGHT * max(0.0, hit.score - floor) / (1 - floor) for hit in similar]
         else:
-            found = _meaning(hit, terms)
-            matches[hit.record.id] = replace(found, score=round(MEANING_WEIGHT * hit.score, 6))
-    ranked = list(matches.values())
+            share = max(MEANING_WEIGHT, 1 - scale) if FUSION == "maxc" else MEANING_WEIGHT
+            meaning = [share * hit.score for hit in similar]
+    larger = FUSION in ("max", "maxc")
+    weight: dict[str, float] = {}
+    matches: dict[str, Match] = {}
+    for match, w in zip(lexical, words, strict=True):
+        matches[match.record.id] = match
+        weight[match.record.id] = w
+    for hit, w in zip(similar, meaning, strict=True):
+        known = matches.get(hit.record.id)
+        matches[hit.record.id] = _meaning(hit, terms) if known is None else replace(known, similarity=hit.score)
+        held = weight.get(hit.record.id, 0.0)
+        weight[hit.record.id] = max(held, w) if larger else held + w
+    ranked = [replace(m, score=round(weight[ref], 6)) for ref, m in matches.items()]
     ranked.sort(
         key=lambda m: (
             not (prefer_working and m.working),
             -m.score,
             not m.by_words,
-            position.get(m.record.id, 0),
-            -(m.similarity or 0.0),
             -m.record.updated_at.timestamp(),
             m.record.id,
         )
@@ -235,15 +264,32 @@ def _fuse(
     return ranked
 
 
+def coverage(lexical: list[Match], terms: list[text.QueryTerm]) -> float:
+    """How much of the query the best word hit holds: the share of the query's terms it matched,
+    each term weighing its rarity among the word search's candidates (``ln(1 + (n + 1) / (df + ½))``,
+    n candidates, df of them holding the term; a term none holds weighs the most). 1 when the best
+    hit holds every term; small when it holds only the query's common words."""
+    if not lexical or not terms:
+        return 1.0
+    n = len(lexical)
+    df = dict.fromkeys((t.text for t in terms), 0)
+    for match in lexical:
+        for term in match.matched:
+            if term in df:
+                df[term] += 1
+    weight = {term: math.log(1 + (n + 1) / (count + 0.5)) for term, count in df.items()}
+    held = set(max(lexical, key=lambda m: m.score).matched)
+    return sum(w for term, w in weight.items() if term in held) / sum(weight.values())
+
+
 def recall_context(ctx: CallContext, args: RecallContextArgs) -> RecallContextResult:
     """recall's ranking, deduplicated and packed into one block under max_items and max_tokens."""
     if not args.query.strip():
-        pool = min(args.max_items * POOL_FACTOR, POOL_CAP)
-        ranked = listing(ctx, _filter(ctx, args), pool, prefer_working=args.prefer_working)
+        ranked = listing(ctx, _filter(ctx, args), POOL, prefer_working=args.prefer_working)
         no_match = None if ranked else nothing_listed(args)
         terms: list[text.QueryTerm] = []
     else:
-        terms, ranked, no_match = _recall_ranked(ctx, args, pool=min(args.max_items * POOL_FACTOR, POOL_CAP))
+        terms, ranked, no_match = _recall_ranked(ctx, args, pool=POOL)
     chosen: list[Match] = []
     seen: set[str] = set()
     for match in ranked:
