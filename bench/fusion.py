@@ -4,6 +4,7 @@ recall asked in every mode once per rule, each memory loaded once.
 
     python -m bench.fusion                       # the rules of RULES
     python -m bench.fusion --rules score:0.5,rrf:1.0
+    python -m bench.fusion --rules "" --stop en    # lexical and semantic only, without the CJK stop words
 
 A rule is ``FUSION:MEANING_WEIGHT`` (``mnemo.service.retrieval.tools``); the module's constants are
 set for the run only. Prints a table and writes ``bench/results/LABEL.md`` with ``--label``.
@@ -55,8 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fusion")
     parser.add_argument("--rules", default=RULES)
     parser.add_argument("--label")
+    parser.add_argument(
+        "--stop", choices=("all", "en", "none"), default="all", help="which stop-word lists apply (mnemo.text)"
+    )
     args = parser.parse_args(argv)
-    rules = [(r.split(":")[0], float(r.split(":")[1])) for r in args.rules.split(",")]
+    rules = [(r.split(":")[0], float(r.split(":")[1])) for r in args.rules.split(",") if r]
+    from mnemo import text
+
+    text.STOP_WORDS = {"all": text.STOP_WORDS, "en": text.EN_STOP_WORDS, "none": frozenset()}[args.stop]
     lines = [
         f"# Hybrid fusion rules ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",

@@ -267,8 +267,9 @@ def _fuse(
 def coverage(lexical: list[Match], terms: list[text.QueryTerm]) -> float:
     """How much of the query the best word hit holds: the share of the query's terms it matched,
     each term weighing its rarity among the word search's candidates (``ln(1 + (n + 1) / (df + ½))``,
-    n candidates, df of them holding the term; a term none holds weighs the most). 1 when the best
-    hit holds every term; small when it holds only the query's common words."""
+    n candidates, df of them holding the term; a word none holds weighs the most, a CJK pair none
+    holds is left out). 1 when the best hit holds every term; small when it holds only the query's
+    common words."""
     if not lexical or not terms:
         return 1.0
     n = len(lexical)
@@ -277,7 +278,11 @@ def coverage(lexical: list[Match], terms: list[text.QueryTerm]) -> float:
         for term in match.matched:
             if term in df:
                 df[term] += 1
-    weight = {term: math.log(1 + (n + 1) / (count + 0.5)) for term, count in df.items()}
+    # a CJK character pair no candidate holds most often spans two words of the question (the
+    # analysis pairs every neighbour): it says nothing of what the words missed, so it is left out
+    weight = {
+        term: math.log(1 + (n + 1) / (count + 0.5)) for term, count in df.items() if count or not text.is_cjk(term)
+    }
     held = set(max(lexical, key=lambda m: m.score).matched)
     return sum(w for term, w in weight.items() if term in held) / sum(weight.values())
 
