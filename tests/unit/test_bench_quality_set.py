@@ -31,11 +31,12 @@ def test_the_set_is_under_a_mebibyte_and_as_large_as_the_issue_asks() -> None:
 
 
 def _recall_terms(words: str) -> list[Any]:
-    """The terms ``recall`` reads from these words: stems, and every Latin word of 3 letters or more
-    as a prefix too (``cert`` finds ``certificate``), CJK character pairs."""
+    """The terms ``recall`` reads from these words, each word alone (so a stop word such as "can"
+    stays a term): stems, and every Latin word of 3 letters or more as a prefix too (``cert``
+    finds ``certificate``), CJK character pairs."""
     from mnemo import text
 
-    return text.query_terms(words, latin_prefix=True)
+    return [t for word in words.split() for t in text.query_terms(word, latin_prefix=True)]
 
 
 def _held(memory: dict[str, Any]) -> set[str]:
