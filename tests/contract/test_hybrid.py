@@ -180,10 +180,11 @@ def test_a_team_memory_stays_invisible_by_meaning_to_other_keys(tenant):
 
 
 def test_an_expired_memory_is_not_found_by_meaning(tenant):
-    memory = add(tenant, ALLERGY, expires_at=utc_now() + timedelta(seconds=1))
+    # a minute to live, so a loaded machine's slow first call still finds it; "later" is told, not waited
+    memory = add(tenant, ALLERGY, expires_at=utc_now() + timedelta(seconds=60))
     assert refs(tenant.call("recall", query=ASKED, mode="semantic")) == [memory.id]
 
-    later = utc_now() + timedelta(seconds=2)
+    later = utc_now() + timedelta(seconds=120)
     result = tenant.svc.invoke("recall", tenant.admin, {"query": ASKED, "mode": "semantic"}, now=later).result
 
     assert result.matched is False
