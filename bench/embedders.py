@@ -4,6 +4,7 @@ query should find (recall@5 per class, by cosine over every memory, no words), a
 beside the other embedders measured on the same set.
 
     python -m bench.embedders            # the configured embedder (MNEMO_EMBEDDER, default static)
+    MNEMO_EMBEDDER=minilm python -m bench.embedders
 """
 
 from __future__ import annotations
@@ -58,10 +59,11 @@ def run() -> dict[str, Any]:
         if query["class"] == "paraphrase":
             rows[f"paraphrase {query['lang']}"].append(len(wanted & set(best)) / len(wanted))
     data_dir = ROOT / "shared" / "mnemo" / "embedding" / "data"
+    files = getattr(sys.modules[type(embedder).__module__], "DATA_FILES", ())
     return {
         "model": embedder.model,
         "dim": embedder.dim,
-        "data_mb": round(sum(f.stat().st_size for f in data_dir.iterdir()) / 1e6, 1) if data_dir.exists() else None,
+        "data_mb": round(sum((data_dir / f).stat().st_size for f in files) / 1e6, 1) if files else None,
         "load_s": round(load_seconds(), 3),
         "embed_ms_per_memory": round(per_memory_ms, 3),
         "recall_at_5": {cls: round(sum(v) / len(v), 3) for cls, v in sorted(rows.items())},

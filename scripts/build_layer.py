@@ -118,7 +118,9 @@ def build(target: Path, arch: str, packages: list[Path], requirements: list[str]
     pip("install", "--no-deps", "--no-compile", "--target", str(target), *platform, *locked)
     shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts: nothing runs them in Lambda
     for package in packages:
-        shutil.copytree(package, target / package.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        # the local transformer's weights (minilm_*, 44 MB) stay out: it needs numpy, which the layer leaves out
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "minilm_*")
+        shutil.copytree(package, target / package.name, ignore=ignore)
         if package.name == "mnemo":
             embedder_data(target / "mnemo" / EMBEDDER_DATA)
     compile_env = {**os.environ, "PYTHONHASHSEED": "0"}

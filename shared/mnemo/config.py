@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 ENV_PREFIX = "MNEMO_"
 
@@ -43,9 +43,27 @@ class Settings(BaseModel):
     search_per_minute: int = Field(default=120, ge=1)
     write_per_minute: int = Field(default=60, ge=1)
 
-    #: the embedder of meaning (mnemo.embedding): ``static`` (the packaged model), ``none`` (words
-    #: only) or ``module:callable`` (a factory of the deployment's own)
+    #: the embedder of meaning (mnemo.embedding): ``static`` (the packaged WordLlama model),
+    #: ``minilm`` (all-MiniLM-L6-v2 on the CPU), ``openai`` (an OpenAI-compatible endpoint),
+    #: ``bedrock`` (Amazon Bedrock), ``none`` (words only) or ``module:callable`` (a factory of the
+    #: deployment's own)
     embedder: str = "static"
+    #: ``openai``: the endpoint's base URL (``…/v1``), model, and key (``MNEMO_OPENAI_API_KEY``; never
+    #: logged or shown); Ollama, vLLM and TEI serve the same ``/v1/embeddings``
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_model: str = "text-embedding-3-small"
+    openai_api_key: SecretStr | None = None
+    #: ``bedrock``: ``amazon.titan-embed-text-v2:0`` or ``cohere.embed-multilingual-v3``
+    bedrock_model: Literal["amazon.titan-embed-text-v2:0", "cohere.embed-multilingual-v3"] = (
+        "amazon.titan-embed-text-v2:0"
+    )
+    #: vector size asked of a remote embedder that can cut it (openai's text-embedding-3, Titan V2:
+    #: 256, 512 or 1024); None = the model's own
+    embedder_dimensions: int | None = Field(default=None, ge=1, le=8192)
+    #: one remote embedding request's timeout (a write waits at most this for its vector)
+    embedder_timeout_s: float = Field(default=5.0, gt=0, le=60)
+    #: texts in one request to a remote embedder
+    embedder_batch: int = Field(default=64, ge=1, le=2048)
 
     #: bodies above this are 413 (docs/contract.md §4)
     max_body_bytes: int = 64 * 1024

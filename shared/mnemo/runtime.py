@@ -75,7 +75,9 @@ def build_service(ports: Ports, cfg: Settings) -> Service:
     from mnemo.embedding import build_embedder
 
     limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
-    return Service(ports, embedder=build_embedder(cfg.embedder), default_limits=limits, tokens=build_token_auth(cfg))
+    return Service(
+        ports, embedder=build_embedder(cfg.embedder, cfg), default_limits=limits, tokens=build_token_auth(cfg)
+    )
 
 
 def use(svc: Service | None, cfg: Settings | None = None) -> None:

@@ -83,7 +83,7 @@ def test_the_configured_embedder_is_built_by_name():
     assert build_embedder("static") is shared_embedder()
     assert build_embedder("tests.unit.test_embedding:_fixed").model == "fixed"
     with pytest.raises(ValueError, match="MNEMO_EMBEDDER"):
-        build_embedder("bedrock")
+        build_embedder("word2vec")
 
 
 class _Fixed:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from mnemo.backends.aws.mapping import INDEX_VERSION
+from mnemo.embedding.bedrock import MODELS
 
 from tests.support.iam import VPC_POLICY, managed_statements, role_of, role_policies
 from tests.support.template import load_template
@@ -18,6 +19,10 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "aws.md"
 RESOURCES = load_template()["Resources"]
 FUNCTIONS = sorted(name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function")
 OWN_LOG_GROUP = "its own log group"
+#: the Bedrock policy (condition UsesBedrock), attached to every function that embeds texts
+EMBEDDER_POLICY = "EmbedderPolicy"
+#: the stream indexer only copies the vector the record carries
+NO_EMBEDDING = {"IndexerFunction"}
 EVERY = "every function"
 
 Triple = tuple[str, str, str]  # (function or policy, resource, action)
@@ -94,7 +99,7 @@ def test_each_functions_role_is_the_documented_one():
 
 
 def test_the_opensearch_policies_are_the_documented_ones():
-    policies = {name for name, r in RESOURCES.items() if r["Type"] == "AWS::IAM::ManagedPolicy"}
+    policies = {name for name, r in RESOURCES.items() if r["Type"] == "AWS::IAM::ManagedPolicy"} - {EMBEDDER_POLICY}
     templated = {
         (name, symbol(resource), action)
         for name in policies
@@ -121,12 +126,36 @@ def test_a_function_has_its_own_role_for_lambda_only_and_no_sam_policy_templates
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_the_only_aws_managed_policy_is_the_vpc_one_and_only_in_a_vpc(function):
     _, _, other = role_policies(function)
+    (vpc,) = [entry for entry in other if entry["Fn::If"][0] == "InVpc"]
 
-    assert len(other) == 1
-    condition, arn, otherwise = other[0]["Fn::If"]
-    assert condition == "InVpc"
+    _, arn, otherwise = vpc["Fn::If"]
     assert arn["Fn::Sub"].endswith(f"service-role/{VPC_POLICY}")
     assert otherwise == {"Ref": "AWS::NoValue"}
+    assert [entry for entry in other if entry is not vpc] == (
+        []
+        if function in NO_EMBEDDING
+        else [{"Fn::If": ["UsesBedrock", {"Ref": EMBEDDER_POLICY}, {"Ref": "AWS::NoValue"}]}]
+    )
+
+
+def test_bedrock_is_granted_only_with_embedder_bedrock_and_only_on_the_chosen_model():
+    policy = RESOURCES[EMBEDDER_POLICY]
+    (statement,) = managed_statements(EMBEDDER_POLICY)
+
+    assert policy["Condition"] == "UsesBedrock"
+    assert load_template()["Conditions"]["UsesBedrock"] == {"Fn::Equals": [{"Ref": "Embedder"}, "bedrock"]}
+    assert actions_of(statement) == ["bedrock:InvokeModel"]
+    assert resources_of(statement) == [
+        {"Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModel}"}
+    ]
+    assert load_template()["Parameters"]["BedrockModel"]["AllowedValues"] == list(MODELS)
+
+
+def test_the_functions_embed_with_the_embedder_the_parameters_choose():
+    variables = load_template()["Globals"]["Function"]["Environment"]["Variables"]
+
+    assert variables["MNEMO_EMBEDDER"] == {"Ref": "Embedder"}
+    assert variables["MNEMO_BEDROCK_MODEL"] == {"Ref": "BedrockModel"}
 
 
 def all_statements() -> list[dict[str, Any]]:

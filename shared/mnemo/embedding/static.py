@@ -28,6 +28,8 @@ from mnemo.errors import EmbedderUnavailable
 
 DATA = Path(__file__).resolve().parent / "data"
 MAGIC = b"MNEMOI8\x00"
+#: the model's files in ``DATA`` (scripts/embedder_data.py)
+DATA_FILES = ("l2_supercat_256.i8", "tokenizer.json", "merges.u16")
 SPACE = "\u2581"  # SentencePiece's word boundary
 
 
@@ -134,6 +136,10 @@ class StaticEmbedder:
         self.data = data
         self._lock = threading.Lock()
         self._loaded: tuple[BytePairTokenizer, bytes, tuple[float, ...], int] | None = None
+
+    def load(self) -> None:
+        """Read the model now (at a process's start) instead of on the first text."""
+        self._load()
 
     def _load(self) -> tuple[BytePairTokenizer, bytes, tuple[float, ...], int]:
         with self._lock:

@@ -142,6 +142,7 @@ def bind_error(host: str, port: int, exc: OSError) -> StartupError:
 def open_store(p: Plan) -> Ports:
     """The data folder (created if missing) and the backend, opened."""
     from mnemo import runtime
+    from mnemo.embedding import warm
     from mnemo.errors import Unavailable
 
     data_dir = p.data_dir
@@ -156,7 +157,10 @@ def open_store(p: Plan) -> Ports:
                 EXIT_UNAVAILABLE,
             ) from None
     try:
-        return runtime.service().ports
+        svc = runtime.service()
+        # the model loads now, not on the first query that needs it (docs/performance.md)
+        warm(svc.embedder)
+        return svc.ports
     except Unavailable as exc:
         raise unavailable(p, exc.message, exc.cause) from None
     except Exception as exc:

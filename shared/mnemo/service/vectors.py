@@ -22,6 +22,15 @@ def embed_content(embedder: Embedder | None, content: str) -> Embedding | None:
         return None
 
 
+def embed_query(embedder: Embedder, text: str) -> list[float]:
+    """A query's vector: through ``embed_queries`` when the embedder treats queries differently from
+    documents (e5's and bge's prefixes, Cohere's ``input_type``), else ``embed``. Raises what the
+    embedder raises."""
+    embed = getattr(embedder, "embed_queries", None) or embedder.embed
+    (vector,) = embed([text])
+    return list(vector)
+
+
 def needs_embedding(embedder: Embedder | None, record: MemoryRecord) -> bool:
     """Whether the record lacks a vector of the current embedder (none yet, or another model's)."""
     return embedder is not None and (record.embedding is None or record.embedding.model != embedder.model)

@@ -36,6 +36,7 @@ from mnemo.service.retrieval.diagnosis import diagnose, no_match_result, no_term
 from mnemo.service.retrieval.explain import result_items
 from mnemo.service.retrieval.matching import WORKING, Match, analyse, rank_key
 from mnemo.service.retrieval.packing import dedupe_key, pack
+from mnemo.service.vectors import embed_query
 
 #: recall and recall_context rank this many candidates from each half (the word search and the
 #: vector search), whatever the limit: the same top 10 for limit 10 and 50 (the most either asks
@@ -183,7 +184,7 @@ def _similar(ctx: CallContext, args: RetrievalArgs, flt: MemoryFilter, pool: int
     embedder = ctx.embedder
     assert embedder is not None
     try:
-        (vector,) = embedder.embed([args.query])
+        vector = embed_query(embedder, args.query)
     except Exception as exc:
         if strict:
             raise EmbedderUnavailable("the embedder cannot embed the query now; retry, or use mode 'lexical'") from exc

@@ -1,0 +1,80 @@
+"""The local transformer (``MNEMO_EMBEDDER=minilm``): all-MiniLM-L6-v2 from its PyPI wheel, run with
+numpy. The reference similarities are the ones sentence-transformers' documentation prints for this
+model (its quick start: "The weather is lovely today." / "It's so sunny outside!" 0.6660, / "He
+drove to the stadium." 0.1046, and 0.1411 between the last two); the token ids are Hugging Face
+``tokenizers`` 0.23.3's on the model's ``tokenizer.json``, produced once. ``make install`` fetches
+the weights (scripts/embedder_data.py --model minilm)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from mnemo.embedding import build_embedder, cosine, warm
+from mnemo.embedding.transformer import TransformerEmbedder, shared_embedder
+from mnemo.errors import EmbedderUnavailable
+
+REFERENCE_IDS = {
+    "Deploys freeze on Fridays!": [101, 21296, 2015, 13184, 2006, 26587, 999, 102],
+    "Café naïve 東京 don't": [101, 7668, 15743, 1879, 1755, 2123, 1005, 1056, 102],
+}
+
+
+@pytest.fixture(scope="module")
+def embedder() -> TransformerEmbedder:
+    return shared_embedder()
+
+
+def test_the_similarities_are_the_ones_sentence_transformers_documents(embedder):
+    weather, sunny, stadium = embedder.embed(["The weather is lovely today.", "It's so sunny outside!",
+                                              "He drove to the stadium."])  # fmt: skip
+
+    assert cosine(weather, sunny) == pytest.approx(0.6660, abs=2e-3)
+    assert cosine(weather, stadium) == pytest.approx(0.1046, abs=2e-3)
+    assert cosine(sunny, stadium) == pytest.approx(0.1411, abs=2e-3)
+
+
+@pytest.mark.parametrize("text", list(REFERENCE_IDS))
+def test_the_wordpiece_tokenizer_gives_the_reference_ids(embedder, text):
+    tokenizer, _ = embedder.load()
+
+    assert tokenizer.encode(text) == REFERENCE_IDS[text]
+
+
+def test_a_batch_gives_each_text_the_vector_it_gets_alone(embedder):
+    texts = ["short", "a much longer text about the staging database and its weekend read-only window", ""]
+
+    together = embedder.embed(texts)
+
+    for text, vector in zip(texts, together, strict=True):
+        assert vector == pytest.approx(embedder.embed([text])[0], abs=1e-5)
+        assert len(vector) == 384 and math.sqrt(sum(x * x for x in vector)) == pytest.approx(1.0)
+
+
+def test_long_texts_are_cut_to_the_models_256_tokens(embedder):
+    tokenizer, _ = embedder.load()
+
+    ids = tokenizer.encode("deploy " * 1000)
+
+    assert len(ids) == 256 and ids[0] == 101 and ids[-1] == 102
+
+
+def test_query_and_passage_prefixes_are_applied_where_the_model_wants_them():
+    e5_style = TransformerEmbedder(query_prefix="query: ", passage_prefix="passage: ")
+    plain = shared_embedder()
+
+    assert e5_style.embed_queries(["x"])[0] == pytest.approx(plain.embed(["query: x"])[0])
+    assert e5_style.embed(["x"])[0] == pytest.approx(plain.embed(["passage: x"])[0])
+
+
+def test_it_is_built_by_name_and_warmed_at_start():
+    embedder = build_embedder("minilm")
+
+    warm(embedder)
+
+    assert embedder is shared_embedder() and shared_embedder()._loaded is not None
+
+
+def test_missing_data_files_are_a_clear_embedder_error(tmp_path):
+    with pytest.raises(EmbedderUnavailable, match="--model minilm"):
+        TransformerEmbedder(tmp_path).embed(["x"])
