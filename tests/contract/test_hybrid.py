@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from mnemo.embedding import default_embedder
+from mnemo.embedding import build_embedder, default_embedder
 from mnemo.errors import EmbedderUnavailable, InvalidRequest
 from mnemo.models.common import utc_now
 from mnemo.ports import Ports
@@ -272,11 +272,13 @@ def test_a_failing_embedder_never_fails_a_write_and_cleanup_embeds_it_later(port
     assert refs(up.call("recall", query=ASKED)) == [memory.id]
 
 
-def test_a_new_embedder_re_embeds_every_memory_through_bounded_resumable_cleanup(ports, request):
+@pytest.mark.parametrize("new_model", ["same dimension", "another dimension"])
+def test_a_new_embedder_re_embeds_every_memory_through_bounded_resumable_cleanup(ports, request, new_model):
     ports = private(ports, request)
     tenant = new_tenant(Service(ports, embedder=default_embedder()))
     memories = [add(tenant, ALLERGY)] + [add(tenant, content) for content in OTHERS]
-    renamed = Renamed()
+    # the static model renamed (256-d), or the local transformer (all-MiniLM-L6-v2, 384-d)
+    renamed: Any = Renamed() if new_model == "same dimension" else build_embedder("minilm")
     moved = Tenant(Service(ports, embedder=renamed), tenant.workspace_id, tenant.project, tenant.admin)
 
     # reads never wait: until re-embedded, the other model's vectors are simply not compared
