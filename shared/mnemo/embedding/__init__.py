@@ -71,11 +71,13 @@ def _remote(name: str, cfg: Settings) -> Embedder:
 
 
 def warm(embedder: Embedder | None) -> None:
-    """Load the embedder's model now (at a process's start) rather than on the first text: a local
-    model's load then does not land on the first query. A remote embedder is not called."""
+    """Load a local embedder's model now (at a process's start) and embed one text with it, so that
+    neither the load nor a first pass's lazy work lands on the first query. A remote embedder (no
+    ``load``) is not called."""
     load = getattr(embedder, "load", None)
-    if callable(load):
+    if embedder is not None and callable(load):
         load()
+        embedder.embed(["warm"])
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

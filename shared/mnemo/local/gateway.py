@@ -132,19 +132,24 @@ class LocalGateway:
 
     def warm(self) -> None:
         """What a first request would otherwise pay for: every handler's import, the store's
-        connection, the MCP tool catalog (every tool's JSON Schemas), the embedder's model. A
-        request that loads the model runs past the pool's ``demote_after_s``, and a demoted
-        instance is replaced after its answer: the next semantic request then paid the load again
-        (measured: every ``recall`` mode semantic 3-7 s through ``mnemo serve`` on the loaded box)."""
+        connection, the MCP tool catalog (every tool's JSON Schemas), the embedder's model and, on
+        SQLite, the vector search's numpy. A request that loads the model runs past the pool's
+        ``demote_after_s``, and a demoted instance is replaced after its answer: the next semantic
+        request then paid the load again (measured: every ``recall`` mode semantic 3-7 s through
+        ``mnemo serve`` on the loaded box; bench/results/2026-12-01-first-query.md). A remote
+        embedder is not called here (``mnemo.embedding.warm``): an endpoint that is down must not
+        keep an instance from starting."""
         from mnemo import runtime
         from mnemo.api.routers.mcp import mcp_endpoint
+        from mnemo.embedding import warm
 
         for route in self.routes:
             self.handler_for(route)
         svc = runtime.service()
         mcp_endpoint()
-        if svc.embedder is not None:
-            svc.embedder.embed(["warm"])
+        warm(svc.embedder)
+        if runtime.settings().backend == "sqlite":
+            import numpy  # noqa: F401 - imported by the first vector search otherwise
 
     def close(self) -> None:
         from mnemo import runtime

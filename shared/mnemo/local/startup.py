@@ -142,7 +142,6 @@ def bind_error(host: str, port: int, exc: OSError) -> StartupError:
 def open_store(p: Plan) -> Ports:
     """The data folder (created if missing) and the backend, opened."""
     from mnemo import runtime
-    from mnemo.embedding import warm
     from mnemo.errors import Unavailable
 
     data_dir = p.data_dir
@@ -157,10 +156,7 @@ def open_store(p: Plan) -> Ports:
                 EXIT_UNAVAILABLE,
             ) from None
     try:
-        svc = runtime.service()
-        # the model loads now, not on the first query that needs it (docs/performance.md)
-        warm(svc.embedder)
-        return svc.ports
+        return runtime.service().ports
     except Unavailable as exc:
         raise unavailable(p, exc.message, exc.cause) from None
     except Exception as exc:
