@@ -5,9 +5,10 @@
 
 Saves ``--memories`` memories through a first ``mnemo serve``, stops it, then per run starts
 ``mnemo serve`` again on the same data (a new process: nothing cached) and, once ``/healthz``
-answers, times ``recall`` (hybrid: it embeds the query) over HTTP on one connection — the first call,
-then ``--queries`` more with other queries. Reports the first call, the median of the others and
-the difference, per run.
+answers, makes one call that needs no embedding (``search_memory``: the key's check and the tenant
+cache are paid there), then times ``recall`` (hybrid: it embeds the query) over HTTP on one
+connection — the first recall, then ``--queries`` more with other queries. Reports that first call,
+the first recall, the median of the others and the difference, per run.
 """
 
 from __future__ import annotations
@@ -60,14 +61,15 @@ def run(memories: int, queries: int, runs: int) -> dict[str, Any]:
         for _ in range(runs):
             with served(data, log) as (port, _):
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                # a call that needs no embedding first: the key's check and the tenant cache are paid here
+                warmup = call(conn, "search_memory", {"query": "database"})
                 first = call(conn, "recall", {"query": "when is the database backup due"})
                 later = [call(conn, "recall", {"query": f"what about the {TOPICS[i % len(TOPICS)]} number {i}"})
                          for i in range(queries)]  # fmt: skip
                 conn.close()
             median = statistics.median(later)
-            out.append(
-                {"first_ms": round(first, 1), "median_ms": round(median, 1), "extra_ms": round(first - median, 1)}
-            )
+            out.append({"first_call_ms": round(warmup, 1), "first_recall_ms": round(first, 1),
+                        "median_ms": round(median, 1), "extra_ms": round(first - median, 1)})  # fmt: skip
     return {"embedder": os.environ.get("MNEMO_EMBEDDER", "static"), "memories": memories, "runs": out}
 
 
