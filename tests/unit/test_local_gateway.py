@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from mnemo.local.routes import http_routes
 from mnemo.local.server import LocalGateway
 
@@ -45,28 +46,41 @@ def test_handler_invocations_never_overlap_even_across_functions():
 
 
 class CountingEmbedder:
+    """A remote embedder (no ``load``): warming never calls it."""
+
     model = "counting"
     dim = 2
 
     def __init__(self) -> None:
         self.calls = 0
+        self.loads = 0
 
     def embed(self, texts):
         self.calls += 1
         return [[1.0, 0.0] for _ in texts]
 
 
-def test_warming_an_instance_loads_the_embedder_before_its_first_request(tmp_path):
+class LocalCountingEmbedder(CountingEmbedder):
+    """A local model (``load``): warming loads it and embeds once."""
+
+    def load(self) -> None:
+        self.loads += 1
+
+
+@pytest.mark.parametrize(("kind", "expected"), [(LocalCountingEmbedder, (1, 1)), (CountingEmbedder, (0, 0))])
+def test_warming_an_instance_loads_a_local_embedder_before_its_first_request_and_calls_no_remote_one(
+    tmp_path, kind, expected
+):
     from mnemo import runtime
     from mnemo.backends.sqlite import SqliteBackend
     from mnemo.config import Settings
     from mnemo.service.pipeline import Service
 
-    embedder = CountingEmbedder()
+    embedder = kind()
     svc = Service(SqliteBackend(tmp_path / "mnemo.db"), embedder=embedder)
 
     with runtime.using(svc, Settings(data_dir=tmp_path)):
         LocalGateway().warm()
 
-    assert embedder.calls == 1
+    assert (embedder.loads, embedder.calls) == expected
     svc.ports.close()
