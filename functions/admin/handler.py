@@ -1,4 +1,4 @@
-"""AdminFunction: workspace administration under ``/v1/admin`` (keys, projects, limits), for ``admin`` keys."""
+"""AdminFunction: workspace administration under ``/v1/admin`` (keys, projects, limits, privacy), for ``admin`` keys."""
 
 from mnemo import coldstart  # first: no garbage collection while the function loads (until done() below)
 
@@ -22,6 +22,8 @@ app = Resolver(
         "admin_principals_list",
         "admin_principal_bind",
         "admin_principal_remove",
+        "admin_privacy_get",
+        "admin_privacy_set",
     ),
     root=runtime,
 )

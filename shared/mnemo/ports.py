@@ -242,6 +242,10 @@ class TenantStore(Protocol):
 
     def set_limits(self, workspace_id: str, limits: RateLimits | None) -> None: ...
 
+    def set_secret_check(self, workspace_id: str, on: bool) -> None:
+        """Raises VersionConflict when the workspace does not exist."""
+        ...
+
     def create_project(self, project: Project) -> None:
         """Raises VersionConflict when the slug is taken in the workspace."""
         ...

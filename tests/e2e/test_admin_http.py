@@ -72,3 +72,24 @@ def test_projects_and_limits_over_http_and_in_the_openapi_document(server):
         doc = json.loads(reply.read())
     assert set(doc["paths"]["/v1/admin/keys"]) == {"get", "post"}
     assert "post" in doc["paths"]["/v1/admin/keys/{key_id}/revoke"]
+
+
+def test_the_secret_check_is_turned_off_and_on_over_http_by_an_admin_key_only(server):
+    note = "deploys use " + "AKIA" + "Z7QW3RTY5UIOPASD"  # built from parts: no key in the repository
+    _, _, member = admin_call(server, "POST", "/v1/admin/keys", {"label": "m", "scopes": ["memory:write"]})
+    assert admin_call(server, "GET", "/v1/admin/privacy")[2]["secret_check"] is True
+    status, _, body = admin_call(server, "POST", "/v1/admin/privacy", {"secret_check": False}, key=member["secret"])
+    assert (status, body["code"]) == (403, "forbidden")
+    status, _, body = admin_call(server, "POST", "/v1/admin/privacy", {"secret_check": "maybe"})
+    assert (status, body["code"]) == (400, "invalid_request")
+    assert call(server, "memory_add", {"content": note})[2]["code"] == "secret_detected"
+
+    status, _, body = admin_call(server, "POST", "/v1/admin/privacy", {"secret_check": False})
+    try:
+        assert (status, body["secret_check"]) == (200, False)
+        status, _, added = call(server, "memory_add", {"content": note}, key=member["secret"])
+        assert (status, added["memory"]["content"]) == (200, note)
+    finally:
+        status, _, body = admin_call(server, "POST", "/v1/admin/privacy", {"secret_check": True})
+    assert (status, body["secret_check"]) == (200, True)
+    assert call(server, "memory_add", {"content": note + " again"})[2]["code"] == "secret_detected"

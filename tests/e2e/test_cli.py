@@ -92,6 +92,36 @@ def test_an_operator_sets_up_a_workspace_keys_and_limits(store):
         backend.close()
 
 
+def test_an_operator_turns_the_secret_check_off_and_on(store):
+    from mnemo.errors import SecretDetected
+
+    created = mnemo(store, "--json", "workspace", "create", "acme", "--admin-key")
+    assert created.code == 0, created.err
+    workspace_id, admin_secret = created.json()["workspace"]["id"], created.json()["admin_key"]["secret"]
+    note = "the bucket is reached with " + "AKIA" + "Z7QW3RTY5UIOPASD"  # built from parts: no key in the repository
+
+    shown = mnemo(store, "privacy", "show")
+    assert shown.code == 0 and shown.out.startswith("secret check on"), shown.err
+    off = mnemo(store, "--json", "privacy", "set", "--secret-check", "off")
+    assert (off.code, off.json()) == (0, {"workspace_id": workspace_id, "secret_check": False})
+    assert mnemo(store, "--json", "workspace", "list").json()["workspaces"][0]["secret_check"] is False
+
+    backend = SqliteBackend(store / "mnemo.db")
+    try:
+        svc = Service(backend, embedder=None)
+        caller = svc.authenticate(f"Bearer {admin_secret}")
+        assert svc.invoke("memory_add", caller, {"content": note}).result.memory.content == note
+
+        assert mnemo(store, "privacy", "set", "--secret-check", "on", "-w", workspace_id).code == 0
+        with pytest.raises(SecretDetected):
+            svc.invoke("memory_add", caller, {"content": note + " again"})
+    finally:
+        backend.close()
+    wrong = mnemo(store, "privacy", "set", "--secret-check", "maybe")
+    assert wrong.code == 2 and "invalid choice" in wrong.err
+    assert mnemo(store, "--json", "privacy", "show").json()["secret_check"] is True
+
+
 def test_export_then_import_round_trips_through_a_file(store, tmp_path):
     assert mnemo(store, "workspace", "create", "acme").code == 0
     assert mnemo(store, "project", "create", "copy").code == 0

@@ -203,6 +203,20 @@ class LimitsInfo(Model):
     )
 
 
+class PrivacyInfo(Model):
+    workspace_id: str
+    secret_check: bool = Field(
+        description="True (the default): a write holding a secret is refused with 400 secret_detected. False: "
+        "stored as given. <private> spans are removed either way."
+    )
+
+
+class PrivacyArgs(Model):
+    model_config = ConfigDict(extra="forbid")
+
+    secret_check: bool = Field(description="Refuse writes that hold a secret (true) or store them as given (false).")
+
+
 # ---- the calling key ------------------------------------------------------------------------
 
 
@@ -231,6 +245,7 @@ class WorkspaceInfo(Model):
     name: str
     default_project_id: str
     limits: RateLimits | None = None
+    secret_check: bool = True
     created_at: Timestamp
 
     @classmethod

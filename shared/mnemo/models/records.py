@@ -88,6 +88,8 @@ class Workspace(Model):
     name: str
     default_project_id: str
     limits: RateLimits | None = None
+    #: refuse writes that hold a secret (``service.privacy``); the workspace's operator may turn it off
+    secret_check: bool = True
     created_at: Timestamp
 
 

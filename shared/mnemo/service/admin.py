@@ -3,7 +3,8 @@
 
 Each acts on the calling key's own workspace only: no argument names a workspace, and a key or
 project id of another workspace is ``404`` exactly like one that does not exist. Creating
-workspaces and changing rate limits stay with the operator's CLI (docs/operations.md says why).
+workspaces and changing rate limits stay with the operator's CLI (docs/operations.md says why);
+the workspace's secret check is the workspace admin's to turn off or on.
 They run through the same pipeline as the tools (``Service.invoke``); ``service.catalog`` lists them.
 """
 
@@ -90,6 +91,16 @@ def limits(ctx: CallContext, _: None) -> m.LimitsInfo:
     return m.LimitsInfo(
         workspace_id=ws, search=limits.search, write=limits.write, custom=custom, levels=m.BucketLevels(**levels)
     )
+
+
+def privacy(ctx: CallContext, _: None) -> m.PrivacyInfo:
+    ws = tenancy.workspace(ctx.ports, ctx.caller.workspace_id)
+    return m.PrivacyInfo(workspace_id=ws.id, secret_check=ws.secret_check)
+
+
+def set_privacy(ctx: CallContext, args: m.PrivacyArgs) -> m.PrivacyInfo:
+    ws = tenancy.set_secret_check(ctx.ports, ctx.caller.workspace_id, args.secret_check)
+    return m.PrivacyInfo(workspace_id=ws.id, secret_check=ws.secret_check)
 
 
 def export_page(ctx: CallContext, args: m.ExportArgs) -> m.ExportPage:

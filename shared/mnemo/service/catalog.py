@@ -273,6 +273,35 @@ REGISTRY = Registry(
             path="/v1/admin/principals/{principal_id}/remove",
         ),
         Operation(
+            name="admin_privacy_get",
+            title="Show the workspace's secret check",
+            description="Whether a write holding a secret (an API key, a token, a password) is refused (the default).",
+            args=None,
+            result=am.PrivacyInfo,
+            run=admin.privacy,
+            rate_class="search",
+            scopes=_A,
+            surface="admin",
+            method="GET",
+            path="/v1/admin/privacy",
+        ),
+        Operation(
+            name="admin_privacy_set",
+            title="Turn the workspace's secret check on or off",
+            description=(
+                "Off: writes holding a secret are stored as given, readable by every key of the workspace. On (the "
+                "default): refused with 400 secret_detected. <private> spans are removed either way."
+            ),
+            args=am.PrivacyArgs,
+            result=am.PrivacyInfo,
+            run=admin.set_privacy,
+            rate_class="write",
+            scopes=_A,
+            surface="admin",
+            method="POST",
+            path="/v1/admin/privacy",
+        ),
+        Operation(
             name="admin_project_export",
             title="Export a project's memories",
             description=(

@@ -31,6 +31,8 @@ class CallContext:
     embedder: Embedder | None = None
     #: the OAuth issuers whose tokens this deployment accepts (the first: a new binding's default)
     issuers: tuple[str, ...] = ()
+    #: refuse writes holding a secret: the workspace's setting (``Workspace.secret_check``)
+    secret_check: bool = True
 
     @property
     def project(self) -> Project:

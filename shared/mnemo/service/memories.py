@@ -54,8 +54,9 @@ def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
     content = _private_removed(args.content)
     if content != args.content:
         args = args.model_copy(update={"content": content})
-    privacy.refuse_secrets([("content", args.content), ("kind", args.kind), ("path", args.path),
-                            *(("tags", tag) for tag in args.tags or [])])  # fmt: skip
+    if ctx.secret_check:
+        privacy.refuse_secrets([("content", args.content), ("kind", args.kind), ("path", args.path),
+                                *(("tags", tag) for tag in args.tags or [])])  # fmt: skip
     if args.team_id is not None:
         ctx.caller.require_team(args.team_id)
     if args.expires_at is not None and args.expires_at <= ctx.now:
@@ -127,10 +128,11 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
         )
     if "content" in given and args.content is not None:
         args = args.model_copy(update={"content": _private_removed(args.content)})
-    privacy.refuse_secrets(
-        [(name, getattr(args, name)) for name in ("content", "kind", "path") if name in given]
-        + [("tags", tag) for tag in (args.tags or []) if "tags" in given]
-    )
+    if ctx.secret_check:
+        privacy.refuse_secrets(
+            [(name, getattr(args, name)) for name in ("content", "kind", "path") if name in given]
+            + [("tags", tag) for tag in (args.tags or []) if "tags" in given]
+        )
     with ctx.ports.store.unit_of_work():
         current = ctx.visible(ctx.ports.store.get(ctx.scope, args.id))
         if args.if_version is not None and args.if_version != current.version:

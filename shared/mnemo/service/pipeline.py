@@ -183,6 +183,8 @@ class Service:
             default_limits=self.default_limits,
             embedder=self.embedder,
             issuers=self.tokens.issuers if self.tokens else (),
+            # the workspace admission read: no extra read (AWS caches it for ``tenant_cache_s``)
+            secret_check=workspace.secret_check if workspace is not None else True,
         )
         return Invocation(op.run(ctx, args), decision, op.status)
 

@@ -2,7 +2,10 @@
 that still holds a secret is refused, naming the kinds found and never the secret itself.
 
 Every write path calls it once, here in the service: ``memory_add`` and ``memory_update`` (REST and
-MCP alike) and the import (``mnemo import``). Read paths never change what was stored before.
+MCP alike) and the import (``mnemo import``). Read paths never change what was stored before. A
+workspace whose operator turned its secret check off (``Workspace.secret_check``: ``mnemo privacy
+set --secret-check off`` or ``POST /v1/admin/privacy``) stores secrets as given; the ``<private>``
+spans are removed whatever the setting.
 
 The detector is this module's own list of patterns, each for one kind of credential whose shape is
 distinctive enough that ordinary notes do not match it, plus assignments (``password = …``,

@@ -1,4 +1,4 @@
-"""Workspace, project, key and rate-limit administration.
+"""Workspace, project, key, rate-limit and secret-check administration.
 
 Plain functions over the ports, each acting inside one workspace named by the caller: the CLI
 (an operator with direct access to the backend) calls them with any workspace; the HTTP admin
@@ -142,6 +142,18 @@ def set_limits(ports: Ports, workspace_id: str, limits: RateLimits | None) -> No
         ports.tenants.set_limits(workspace_id, limits)
     except VersionConflict:
         raise NotFound(f"no workspace {workspace_id!r}") from None
+
+
+def set_secret_check(ports: Ports, workspace_id: str, on: bool) -> Workspace:
+    """Turn the workspace's secret check on or off (``service.privacy``); the workspace as it now
+    is. The next write follows it (other AWS function instances: within ``tenant_cache_s``).
+    ``<private>`` spans are stripped either way."""
+    workspace(ports, workspace_id)
+    try:
+        ports.tenants.set_secret_check(workspace_id, on)
+    except VersionConflict:
+        raise NotFound(f"no workspace {workspace_id!r}") from None
+    return workspace(ports, workspace_id)
 
 
 #: the workspace and key label the first start creates

@@ -72,7 +72,10 @@ def check_import(
     force_workspace: bool = False,
     on_existing: OnExisting = "fail",
 ) -> list[str]:
-    """Raise when the records cannot be imported as asked; return the ids to skip."""
+    """Raise when the records cannot be imported as asked; return the ids to skip. Secrets are
+    refused unless the target's workspace turned its secret check off."""
+    workspace = ports.tenants.get_workspace(target.workspace_id)
+    secret_check = workspace.secret_check if workspace is not None else True
     seen: set[str] = set()
     foreign: set[str] = set()
     existing: list[str] = []
@@ -86,10 +89,9 @@ def check_import(
         content = privacy.strip_private(record.content)
         if not content:
             raise InvalidRequest(f"memory {record.id} is empty once its <private> spans are removed")
-        privacy.refuse_secrets(
-            [("content", content), ("kind", record.kind), ("path", record.path), *(("tags", t) for t in record.tags)],
-            where=f"memory {record.id}: ",
-        )
+        if secret_check:
+            fields = [("content", content), ("kind", record.kind), ("path", record.path)]
+            privacy.refuse_secrets([*fields, *(("tags", t) for t in record.tags)], where=f"memory {record.id}: ")
         if ports.store.get(scope, record.id) is not None:
             existing.append(record.id)
     if foreign and not force_workspace:

@@ -36,7 +36,7 @@ class DynamoTenantStore:
     """Tenants in one table. Every call reads its workspace (limits) and project: found workspaces
     and projects are remembered per process for ``cache_s`` seconds, which saves ~3 GetItems a
     call on a warm instance. Only hits are cached (a new project is visible at once everywhere);
-    projects never change; a limits change reaches other instances within ``cache_s``. API keys
+    projects never change; a change of limits or secret check reaches other instances within ``cache_s``. API keys
     are never cached: a revoked key is refused on its next call."""
 
     def __init__(self, client: Any, table: str, *, cache_s: float = 5.0) -> None:
@@ -157,12 +157,18 @@ class DynamoTenantStore:
         return sorted(found, key=lambda w: w.id)
 
     def set_limits(self, workspace_id: str, limits: RateLimits | None) -> None:
+        self._update_workspace(workspace_id, {"limits": limits})
+
+    def set_secret_check(self, workspace_id: str, on: bool) -> None:
+        self._update_workspace(workspace_id, {"secret_check": on})
+
+    def _update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> None:
         self._forget(f"WS#{workspace_id}", "META")
         item = self._get(f"WS#{workspace_id}", "META")
         if item is None:
             raise VersionConflict(workspace_id)
         workspace = Workspace.model_validate_json(item["body"]["S"])
-        updated = workspace.model_copy(update={"limits": limits})
+        updated = workspace.model_copy(update=changes)
         try:
             self.client.update_item(
                 TableName=self.table,

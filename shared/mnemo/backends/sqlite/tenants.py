@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite.db import Database, outage
@@ -32,11 +33,17 @@ class SqliteTenantStore:
         return [Workspace.model_validate_json(r["body"]) for r in rows]
 
     def set_limits(self, workspace_id: str, limits: RateLimits | None) -> None:
+        self._update_workspace(workspace_id, {"limits": limits})
+
+    def set_secret_check(self, workspace_id: str, on: bool) -> None:
+        self._update_workspace(workspace_id, {"secret_check": on})
+
+    def _update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> None:
         with self.db.write() as conn:
             workspace = self.get_workspace(workspace_id)
             if workspace is None:
                 raise VersionConflict(workspace_id)
-            updated = workspace.model_copy(update={"limits": limits})
+            updated = workspace.model_copy(update=changes)
             conn.execute("UPDATE workspaces SET body = ? WHERE id = ?", (updated.model_dump_json(), workspace_id))
 
     def create_project(self, project: Project) -> None:

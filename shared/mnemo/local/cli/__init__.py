@@ -12,7 +12,7 @@ Results go to stdout (``--json``: one JSON document; ``export``: JSON lines), me
 errors to stderr (``--json``: ``{"message", "code"}``).
 
 One module per job: ``parser`` (the commands and options), ``server`` (serve, cleanup), ``admin``
-(workspaces, projects, keys, limits), ``transfer`` (export, import), ``hook`` (Claude Code's hooks:
+(workspaces, projects, keys, limits, privacy), ``transfer`` (export, import), ``hook`` (Claude Code's hooks:
 standard library only, imported alone), ``context`` (backend, workspace and project of a command)
 and ``output`` (text or JSON, exit codes).
 """

@@ -1,4 +1,4 @@
-"""Workspaces, projects, keys and rate limits, straight on the store (the operator needs no key)."""
+"""Workspaces, projects, keys, rate limits and the secret check, straight on the store (the operator needs no key)."""
 
 from __future__ import annotations
 
@@ -292,4 +292,32 @@ def cmd_principal_remove(args: argparse.Namespace, console: Console) -> int:
     principals.remove(svc.ports, workspace_id, args.principal_id)
     console.note(f"Removed {args.principal_id}; its tokens are refused (403) from their next call.")
     console.result({"removed": args.principal_id, "workspace_id": workspace_id}, args.principal_id)
+    return EXIT_OK
+
+
+def _privacy_payload(workspace_id: str, secret_check: bool) -> tuple[dict[str, Any], str]:
+    payload = {"workspace_id": workspace_id, "secret_check": secret_check}
+    text = (
+        "secret check on: writes holding a secret are refused"
+        if secret_check
+        else "secret check off: writes holding a secret are stored as given"
+    ) + " (<private> spans are removed either way)"
+    return payload, text
+
+
+def cmd_privacy_show(args: argparse.Namespace, console: Console) -> int:
+    from mnemo.service import tenancy
+
+    svc = service(args)
+    workspace = tenancy.workspace(svc.ports, workspace_of(svc, args))
+    console.result(*_privacy_payload(workspace.id, workspace.secret_check))
+    return EXIT_OK
+
+
+def cmd_privacy_set(args: argparse.Namespace, console: Console) -> int:
+    from mnemo.service import tenancy
+
+    svc = service(args)
+    workspace = tenancy.set_secret_check(svc.ports, workspace_of(svc, args), args.check == "on")
+    console.result(*_privacy_payload(workspace.id, workspace.secret_check))
     return EXIT_OK

@@ -17,6 +17,8 @@ from mnemo.local.cli.admin import (
     cmd_principal_add,
     cmd_principal_list,
     cmd_principal_remove,
+    cmd_privacy_set,
+    cmd_privacy_show,
     cmd_project_create,
     cmd_project_list,
     cmd_workspace_create,
@@ -199,6 +201,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--search", type=int, help="read calls a minute (default figure: 120)")
     p.add_argument("--write", type=int, help="write calls a minute (default figure: 60)")
     p.add_argument("--default", action="store_true", help="back to the deployment's defaults")
+
+    privacy = group("privacy", "show or change a workspace's secret check")
+    action(privacy, "show", cmd_privacy_show, "whether writes holding a secret are refused", scoped)
+    p = action(privacy, "set", cmd_privacy_set, "refuse writes holding a secret (on, the default) or not", scoped)
+    p.add_argument(
+        "--secret-check",
+        dest="check",
+        choices=["on", "off"],
+        required=True,
+        help="on: a write holding a secret is refused (400 secret_detected); off: stored as given",
+    )
 
     p = sub.add_parser(
         "export",
