@@ -80,6 +80,20 @@ def build_service(ports: Ports, cfg: Settings) -> Service:
     )
 
 
+def warm() -> Service:
+    """Build the process's service and load its embedder's model now (``mnemo.embedding.warm``: a
+    local model loads and embeds once, a remote one is not called), so a server's first query does
+    not pay for it; numpy too on SQLite, which the first vector search would import otherwise."""
+    from mnemo.embedding import warm as warm_embedder
+
+    svc = service()
+    warm_embedder(svc.embedder)
+    if settings().backend == "sqlite":
+        import numpy  # noqa: F401
+
+    return svc
+
+
 def use(svc: Service | None, cfg: Settings | None = None) -> None:
     """Replace the process's service (and settings); ``None`` resets to lazy construction."""
     global _service, _settings

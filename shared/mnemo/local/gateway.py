@@ -137,19 +137,15 @@ class LocalGateway:
         ``demote_after_s``, and a demoted instance is replaced after its answer: the next semantic
         request then paid the load again (measured: every ``recall`` mode semantic 3-7 s through
         ``mnemo serve`` on the loaded box; bench/results/2026-12-01-first-query.md). A remote
-        embedder is not called here (``mnemo.embedding.warm``): an endpoint that is down must not
-        keep an instance from starting."""
+        embedder is not called here (``runtime.warm``): an endpoint that is down must not keep an
+        instance from starting."""
         from mnemo import runtime
         from mnemo.api.routers.mcp import mcp_endpoint
-        from mnemo.embedding import warm
 
         for route in self.routes:
             self.handler_for(route)
-        svc = runtime.service()
         mcp_endpoint()
-        warm(svc.embedder)
-        if runtime.settings().backend == "sqlite":
-            import numpy  # noqa: F401 - imported by the first vector search otherwise
+        runtime.warm()
 
     def close(self) -> None:
         from mnemo import runtime

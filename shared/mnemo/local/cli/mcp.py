@@ -39,12 +39,10 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     local_environment(args.backend, args.data_dir)
     from mnemo import runtime
     from mnemo.api.routers.mcp import serve_stdio
-    from mnemo.embedding import warm
     from mnemo.service import tenancy
     from mnemo.service.identity import local_caller
 
-    svc = runtime.service()
-    warm(svc.embedder)  # the model loads before the host's first call, not during it
+    svc = runtime.warm()  # the model loads before the host's first call, not during it
     created = tenancy.bootstrap(svc.ports, plain_key=os.environ.get("MNEMO_BOOTSTRAP_KEY") or None)
     if created is not None:
         console.note("mnemo mcp: created the default workspace and project. Admin API key for HTTP (shown once):")
