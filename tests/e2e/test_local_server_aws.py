@@ -83,3 +83,52 @@ def test_serve_with_the_aws_backend_creates_its_tables_and_finds_what_it_stores(
         banner = stop_server(server)
     assert "backend: aws" in banner
     assert "the indexer follows the stream" in banner
+
+
+def started_primaries(aws_stack, alias: str) -> list[str]:
+    """The states of the primary shards of the index behind ``alias`` (none: no such index)."""
+    from mnemo.backends.aws.clients import opensearch_client
+
+    client = opensearch_client(aws_stack)
+    try:
+        if not client.indices.exists_alias(index=alias, name=alias):
+            return []
+        shards = client.cat.shards(index=alias, format="json")
+    finally:
+        client.close()
+    return [shard["state"] for shard in shards if shard["prirep"] == "p"]
+
+
+def test_serve_with_the_aws_backend_creates_its_index_and_starts_its_shards_before_it_answers(aws_stack, tmp_path):
+    # Given a deployment whose index does not exist yet (a fresh alias)
+    run = uuid.uuid4().hex[:8]
+    alias = f"{aws_stack.opensearch_index}-start-{run}"
+    assert started_primaries(aws_stack, alias) == []
+    env = {
+        "MNEMO_BACKEND": "aws",
+        "MNEMO_AWS_CREATE_TABLES": "true",
+        "MNEMO_AWS_REGION": "us-east-1",
+        "MNEMO_DYNAMODB_ENDPOINT_URL": aws_stack.dynamodb_endpoint_url,
+        "MNEMO_OPENSEARCH_ENDPOINT": aws_stack.opensearch_endpoint,
+        "MNEMO_OPENSEARCH_INDEX": alias,
+        "MNEMO_MEMORIES_TABLE": f"start-memories-{run}",
+        "MNEMO_TENANTS_TABLE": f"start-tenants-{run}",
+        "MNEMO_RATE_TABLE": f"start-rate-{run}",
+        "MNEMO_IDEMPOTENCY_TABLE": f"start-idempotency-{run}",
+    }
+    server = start_server(tmp_path, env)
+    try:
+        # Then, once it answers and before anything is written, the index exists with every
+        # primary shard started (not created by the indexer's first write, mid-traffic)
+        states = started_primaries(aws_stack, alias)
+        assert states and set(states) == {"STARTED"}, states
+
+        # And a search right after the start answers, and so does one right after the first add
+        status, _, found = call(server, "memory_search", {"q": "latency"})
+        assert status == 200, found
+        assert call(server, "memory_add", {"content": "latency of the cache"})[0] == 200
+        status, _, found = call(server, "memory_search", {"q": "latency"})
+        assert status == 200, found
+        assert len(found["memories"]) == 1
+    finally:
+        stop_server(server)  # (the aws_stack fixture drops the index: its name starts with the stack's)

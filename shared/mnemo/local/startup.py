@@ -5,7 +5,8 @@
 2. ``mnemo.local.server.serve`` binds the socket (a port in use fails here, before the store is
    touched: :func:`bind_error` says so), then calls back, before it starts the handler instances;
 3. :func:`open_store` creates the data folder if needed and opens the backend (so a store that
-   cannot be opened is one line here, not a failure in every instance);
+   cannot be opened is one line here, not a failure in every instance); on AWS it also creates
+   the index if missing and waits for its shards (``runtime.prepare_index``);
 4. :func:`first_start` bootstraps an empty store, or checks ``MNEMO_BOOTSTRAP_KEY`` against the
    keys a store already has and says how to get an admin key when none is usable;
 5. the caller prints :func:`banner` at once — the admin key a bootstrap created is the first
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from mnemo.service.tenancy import NewKey
 
 DEFAULT_PORT = 8787
+#: how long ``mnemo serve --backend aws`` waits for its index's primary shards to start
+INDEX_WAIT_S = 30.0
 
 
 class StartupError(Exception):
@@ -156,7 +159,10 @@ def open_store(p: Plan) -> Ports:
                 EXIT_UNAVAILABLE,
             ) from None
     try:
-        return runtime.service().ports
+        ports = runtime.service().ports
+        if p.cfg.backend == "aws":
+            runtime.prepare_index(ports, INDEX_WAIT_S)
+        return ports
     except Unavailable as exc:
         raise unavailable(p, exc.message, exc.cause) from None
     except Exception as exc:

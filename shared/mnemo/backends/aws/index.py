@@ -33,11 +33,12 @@ from mnemo.backends.aws.fresh import ReadYourWrites, RecentChanges
 from mnemo.backends.aws.mapping import IndexSetup, doc_id, document, tombstone
 from mnemo.backends.aws.query import search_body, search_page, similar_body, similar_hits
 from mnemo.backends.errors import translate_errors
+from mnemo.errors import IndexUnavailable
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexHit, IndexQuery, VectorQuery
 
 
-@translate_errors(index_errors("search", upsert="write", remove="write", ensure="setup"))
+@translate_errors(index_errors("search", upsert="write", remove="write", ensure="setup", prepare="setup"))
 class OpenSearchIndex:
     def __init__(
         self,
@@ -63,6 +64,17 @@ class OpenSearchIndex:
     def ensure(self) -> None:
         """Create the index and its alias when missing (once per process; idempotent)."""
         self.setup.ensure()
+
+    def prepare(self, wait_s: float) -> None:
+        """Before traffic (``mnemo serve --backend aws``): create the index when missing, bring its
+        mapping to this layout, and wait at most ``wait_s`` for its primary shards to start —
+        :class:`~mnemo.errors.IndexUnavailable` when they have not (docs/aws.md, "The index before
+        traffic")."""
+        self.setup.ensure(wait_s)
+        self.setup.upgrade()
+        if not self.setup.wait_started(wait_s):
+            cause = f"OpenSearch setup failed: the shards of {self.alias} did not start in {wait_s:g} s"
+            raise IndexUnavailable(cause=cause)
 
     # -- writes -------------------------------------------------------------------------------
 

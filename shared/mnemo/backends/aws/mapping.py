@@ -19,6 +19,7 @@ set-up that creates the index or brings an older one to the current layout.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -154,8 +155,9 @@ class IndexSetup:
         #: vector fields known to be in the mapping
         self._vector_fields = {vector_field(DEFAULT_DIM)}
 
-    def ensure(self) -> None:
-        """Create the index and its alias when missing (once per process; idempotent)."""
+    def ensure(self, timeout_s: float | None = None) -> None:
+        """Create the index and its alias when missing (once per process; idempotent); a creation
+        returns once the primary shards have started, so ``timeout_s`` may exceed the client's."""
         if self._ready:
             return
         with self._lock:
@@ -164,10 +166,10 @@ class IndexSetup:
             # HEAD <alias>/_alias/<alias>, not /_alias/<alias>: a path under the alias, which is
             # all the functions' IAM policies grant (template.yaml, docs/aws.md)
             if not self.client.indices.exists_alias(index=self.alias, name=self.alias):
-                self._create()
+                self._create(timeout_s)
             self._ready = True
 
-    def _create(self) -> None:
+    def _create(self, timeout_s: float | None) -> None:
         index = f"{self.alias}-{INDEX_VERSION}"
         body = {
             "settings": {
@@ -180,11 +182,26 @@ class IndexSetup:
             "aliases": {self.alias: {"is_write_index": True}},
         }
         try:
-            self.client.indices.create(index=index, body=body)
+            wait = {} if timeout_s is None else {"request_timeout": timeout_s}
+            self.client.indices.create(index=index, body=body, **wait)
         except TransportError as exc:
             if exc.error != "resource_already_exists_exception":
                 raise
             self.client.indices.put_alias(index=index, name=self.alias)
+
+    def wait_started(self, timeout_s: float) -> bool:
+        """Wait at most ``timeout_s`` for the primary shards of the index behind the alias to
+        start (cluster health ``yellow`` for that index): a search of a shard not started yet fails
+        (``search_phase_execution_exception``). True once they have; False at the deadline (the
+        health API then answers 408, not an error here)."""
+        health = self.client.cluster.health(
+            index=self.alias,
+            wait_for_status="yellow",
+            timeout=f"{max(1, math.ceil(timeout_s))}s",
+            ignore=408,
+            request_timeout=timeout_s + 5,
+        )
+        return not health.get("timed_out", True)
 
     def upgrade(self) -> None:
         """Bring the mapping of an index of an older layout to ``LAYOUT`` (``GET`` then ``PUT
