@@ -36,7 +36,7 @@ from tests.support.recording_proxy import Call, RecordingProxy, Refusal
 from tests.support.sam import ROOT, SamBuildError, find_sam, install_sdk
 from tests.support.sam import runtime_sdk as make_runtime_sdk
 from tests.support.sam import sam_build as build_with_sam
-from tests.support.template import load_template
+from tests.support.template import load_template, resolve
 from tests.support.xray import XRayListener
 
 HARNESS = ROOT / "tests" / "support" / "lambda_harness.py"
@@ -175,7 +175,7 @@ class BuiltStack:
             **template["Globals"]["Function"]["Environment"]["Variables"],
             **template["Resources"][function]["Properties"].get("Environment", {}).get("Variables", {}),
         }
-        env = {k: refs[v["Ref"]] if isinstance(v, dict) else str(v) for k, v in variables.items()}
+        env = {k: str(resolve(v, refs, template)) for k, v in variables.items()}
         code = str(self.build / function)
         env.update(
             {

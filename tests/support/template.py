@@ -79,3 +79,57 @@ def table_ttl(logical_id: str, path: Path | None = None) -> dict[str, Any] | Non
         "TimeToLiveSpecification"
     )
     return ttl
+
+
+def resolve(value: Any, refs: dict[str, Any], template: dict[str, Any]) -> Any:
+    """``value`` with the intrinsic functions a function's environment uses (Ref, Join, If, Sub,
+    Equals, Not, And, Or, Condition) worked out as CloudFormation would for a stack deployed with
+    the parameters' defaults: ``refs`` gives resources (and any parameter a test sets); a
+    CommaDelimitedList parameter is a list. A resource ``refs`` lacks is the empty string, as a
+    condition that is off never reads it."""
+    parameters = template.get("Parameters", {})
+
+    def ref(name: str) -> Any:
+        if name in refs:
+            return refs[name]
+        if name in parameters:
+            default = parameters[name].get("Default", "")
+            if parameters[name].get("Type") == "CommaDelimitedList":
+                return str(default).split(",")
+            return str(default)
+        return {"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::NoValue": None}.get(name, "")
+
+    def condition(name: str) -> bool:
+        return bool(walk(template["Conditions"][name]))
+
+    def walk(node: Any) -> Any:
+        if not isinstance(node, dict) or len(node) != 1:
+            return node
+        ((fn, arg),) = node.items()
+        if fn == "Ref":
+            return ref(arg)
+        if fn == "Condition":
+            return condition(arg)
+        if fn == "Fn::Join":
+            sep, parts = arg
+            parts = walk(parts)
+            return str(sep).join(str(walk(p)) for p in (parts if isinstance(parts, list) else [parts]))
+        if fn == "Fn::If":
+            name, yes, no = arg
+            return walk(yes if condition(name) else no)
+        if fn == "Fn::Equals":
+            return walk(arg[0]) == walk(arg[1])
+        if fn == "Fn::Not":
+            return not walk(arg[0])
+        if fn == "Fn::And":
+            return all(walk(a) for a in arg)
+        if fn == "Fn::Or":
+            return any(walk(a) for a in arg)
+        if fn == "Fn::Sub":
+            import re
+
+            text = arg if isinstance(arg, str) else arg[0]
+            return re.sub(r"\$\{([\w:]+)\}", lambda m: str(ref(m.group(1))), text)
+        raise ValueError(f"intrinsic {fn} is not resolved here")
+
+    return walk(value)
