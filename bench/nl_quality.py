@@ -76,12 +76,15 @@ def question_class(query: dict[str, Any]) -> str:
 def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, Any, dict[str, str], dict[str, list[float]]]:
     """A workspace with a project per conversation holding its turns; (service, caller, memory id
     → the set's id, the set's id → its vector)."""
+    from mnemo.config import Settings
+    from mnemo.embedding import build_embedder
     from mnemo.models.records import Embedding, MemoryRecord, RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
     from ulid import ULID
 
-    svc = Service(ports)
+    cfg = Settings()
+    svc = Service(ports, embedder=build_embedder(cfg.embedder, cfg))  # MNEMO_EMBEDDER, default static
     workspace, _ = tenancy.create_workspace(ports, "nl-quality")
     ports.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
     key = tenancy.create_key(ports, workspace.id, label="nl", scopes=["memory:read", "memory:write"]).plain
@@ -264,8 +267,11 @@ def _summary(values: list[tuple[float, float, float]]) -> dict[str, Any]:
 
 
 def run(workdir: Path, backends: tuple[str, ...] = ("sqlite", "aws")) -> dict[str, Any]:
+    from mnemo.config import Settings
+
     data = merged()
     out: dict[str, Any] = {
+        "embedder": Settings().embedder,
         "set": {
             "memories": len(data["memories"]),
             "projects": len({m["project"] for m in data["memories"]}),
@@ -307,7 +313,8 @@ def markdown(res: dict[str, Any]) -> list[str]:
     s = res["set"]
     lines = [
         f"Questions in plain language (`bench/nl_quality.py`): {s['memories']} memories in {s['projects']} projects, "
-        f"{s['queries']} questions ({', '.join(f'{c} {n}' for c, n in s['classes'].items())}). "
+        f"{s['queries']} questions ({', '.join(f'{c} {n}' for c, n in s['classes'].items())}); "
+        f"embedder `{res.get('embedder', 'static')}` (the service's and the bm25+dense baseline's). "
         "R@5 / R@10 / MRR per tool (asked for 10) and class; `bm25` and `bm25+dense` are the baselines, "
         "computed in the same run on the same memories.",
         "",
