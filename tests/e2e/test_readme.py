@@ -248,7 +248,7 @@ def test_the_readme_tour_and_administration_run_as_written(clone: Path, server: 
     assert re.search(r"^key_\w+\s+admin\s+admin\s", key_list.out, re.M)
     assert re.search(r"^key_\w+\s+ci-bot\s+memory:read,memory:write\s+prj_\w+\s+active$", key_list.out, re.M)
     assert "mnemo_" not in key_list.out  # never a secret
-    assert limits.out.strip() == "search 600/min  write 120/min  (this workspace's own)"
+    assert limits.out.strip() == "search 600/min  write 120/min  (this workspace's own; every server applies them)"
     exported = [json.loads(line) for line in (clone / "docs.jsonl").read_text().splitlines()]
     assert [r["id"] for r in exported] == [memory["memory"]["id"]]
     assert imported.out.strip().startswith("Imported 1 memories into project 'docs-copy'")
