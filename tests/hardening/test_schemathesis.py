@@ -83,7 +83,9 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
     future or whose instant falls outside years 0001-9999 once converted to UTC, a LIKE pattern
     beyond its bounds (``mnemo.like.like_problem``: a lone trailing escape, too many wildcards), and
     a time window whose ``updated_before`` is not later than its ``updated_after`` (or either outside
-    the bounded range) — a 400 naming that field."""
+    the bounded range), and ``search_memory`` with a blank query and no time window (a strict
+    lookup of nothing), and a principal's ``issuer`` that is not one of the deployment's (its
+    configuration: this server has none) — a 400 naming that field."""
     body = case.body if isinstance(case.body, dict) else {}
     if response.status_code == 413:
         return len(str(body.get("content", "")).encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES
@@ -107,12 +109,19 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
             "memory_type",
             "updated_after",
             "updated_before",
+            "query",
+            "issuer",
         }
         and all(_breaks_a_rule(field, body.get(field), body) for field in fields)
     )
 
 
 def _breaks_a_rule(field: str, value: object, body: dict) -> bool:
+    if field == "issuer":  # the deployment's issuers are configuration (this server has no OAuth)
+        return True
+    if field == "query":  # search_memory: blank only with a time window
+        blank = value is None or (isinstance(value, str) and not value.strip())
+        return blank and body.get("updated_after") is None and body.get("updated_before") is None
     if field in ("updated_after", "updated_before"):
         try:
             at = to_timestamp(value)

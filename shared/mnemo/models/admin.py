@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, StrictBool
 
 from mnemo.models.common import (
     Content,
@@ -214,7 +214,9 @@ class PrivacyInfo(Model):
 class PrivacyArgs(Model):
     model_config = ConfigDict(extra="forbid")
 
-    secret_check: bool = Field(description="Refuse writes that hold a secret (true) or store them as given (false).")
+    secret_check: StrictBool = Field(
+        description="Refuse writes that hold a secret (true) or store them as given (false)."
+    )
 
 
 # ---- the calling key ------------------------------------------------------------------------

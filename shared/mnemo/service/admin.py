@@ -46,7 +46,10 @@ def list_principals(ctx: CallContext, _: None) -> m.PrincipalList:
 def bind_principal(ctx: CallContext, args: m.BindPrincipalArgs) -> m.PrincipalResult:
     issuer = args.issuer or (ctx.issuers[0] if ctx.issuers else None)
     if issuer is None or (ctx.issuers and issuer not in (*ctx.issuers, principals.IAM_ISSUER)):
-        raise InvalidRequest(f"issuer must be one of this deployment's issuers: {list(ctx.issuers)}")
+        raise InvalidRequest(
+            f"issuer must be one of this deployment's issuers: {list(ctx.issuers)}",
+            details=[{"loc": ["issuer"], "type": "value_error"}],
+        )
     bound = principals.bind(
         ctx.ports,
         ctx.caller.workspace_id,
