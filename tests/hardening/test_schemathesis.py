@@ -79,7 +79,7 @@ def test_the_fuzzed_document_is_the_one_the_server_serves(hard_server: RunningSe
 def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, response: Response) -> bool:
     """Rules of docs/contract.md that a JSON Schema cannot express, so schema-valid data may rightly break them: content
     over 4096 bytes of UTF-8 (413), NUL in content, control characters in kind / tags / path /
-    source (and an admin project's name or key's label), an ``expires_at`` that is not in the
+    source (and an admin project's name, a key's label or a principal's value), an ``expires_at`` that is not in the
     future or whose instant falls outside years 0001-9999 once converted to UTC, a LIKE pattern
     beyond its bounds (``mnemo.like.like_problem``: a lone trailing escape, too many wildcards), and
     a time window whose ``updated_before`` is not later than its ``updated_after`` (or either outside
@@ -111,6 +111,7 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
             "updated_before",
             "query",
             "issuer",
+            "value",
         }
         and all(_breaks_a_rule(field, body.get(field), body) for field in fields)
     )
