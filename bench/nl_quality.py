@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import random
 import re
-import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import nl_set
-from bench.quality import aws_ports, sqlite_ports
+from bench.quality import backend_ports
 
 TOOLS = (
     "recall",
@@ -282,16 +281,10 @@ def run(workdir: Path, backends: tuple[str, ...] = ("sqlite", "aws")) -> dict[st
     }
     for name in backends:
         started = time.perf_counter()
-        if name == "aws":
-            from bench.cost import available
-
-            ok, reason = available()
-            if not ok:
-                out["backends"][name] = {"status": "not run", "reason": reason}
-                continue
-            context = aws_ports()
-        else:
-            context = sqlite_ports(Path(tempfile.mkdtemp(prefix="nl-quality-", dir=workdir)))
+        context = backend_ports(name, workdir, "nl-quality-")
+        if isinstance(context, str):
+            out["backends"][name] = {"status": "not run", "reason": context}
+            continue
         with context as ports:
             svc, caller, names, vectors = _load(ports, data)
             if name == "aws":

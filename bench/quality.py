@@ -203,6 +203,17 @@ def _summary(values: list[tuple[float, float]]) -> dict[str, Any]:
     }
 
 
+def backend_ports(name: str, workdir: Path, prefix: str) -> Any:
+    """The ports of backend ``name`` as a context manager (SQLite in a new folder under ``workdir``),
+    or, when the AWS stack cannot run here, the reason as a string."""
+    if name == "aws":
+        from bench.cost import available
+
+        ok, reason = available()
+        return aws_ports() if ok else reason
+    return sqlite_ports(Path(tempfile.mkdtemp(prefix=prefix, dir=workdir)))
+
+
 @contextmanager
 def sqlite_ports(workdir: Path) -> Iterator[Any]:
     from mnemo.backends.sqlite import SqliteBackend
@@ -260,16 +271,10 @@ def run(workdir: Path, backends: tuple[str, ...] = ("sqlite", "aws")) -> dict[st
     }
     for name in backends:
         started = time.perf_counter()
-        if name == "aws":
-            from bench.cost import available
-
-            ok, reason = available()
-            if not ok:
-                out["backends"][name] = {"status": "not run", "reason": reason}
-                continue
-            context = aws_ports()
-        else:
-            context = sqlite_ports(Path(tempfile.mkdtemp(prefix="quality-", dir=workdir)))
+        context = backend_ports(name, workdir, "quality-")
+        if isinstance(context, str):
+            out["backends"][name] = {"status": "not run", "reason": context}
+            continue
         with context as ports:
             (svc, caller), names = _load(ports, data)
             if name == "aws":
