@@ -124,8 +124,10 @@ fuzz: $(ENV)
 bench: $(ENV)
 	$(BIN)/python -m bench.run
 
+## openapi: regenerate the served OpenAPI document, shared/mnemo/api/openapi.json, from the models
+## (tests/unit/test_openapi_document.py fails when the committed file is out of date)
 openapi: $(ENV)
-	$(BIN)/python -c "import json; from mnemo.api.openapi import build_openapi; print(json.dumps(build_openapi(), indent=2))" > docs/openapi.json
+	$(BIN)/python -m mnemo.api.openapi shared/mnemo/api/openapi.json
 
 ## docs: regenerate the tool reference in docs/api.md from the registry and the models
 ## (tests/unit/test_api_reference.py fails when the committed file is out of date)

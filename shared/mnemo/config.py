@@ -147,9 +147,17 @@ class Settings(BaseModel):
     #: own (template.yaml's CorsAllowOrigins); see api/origin.py
     allowed_origins: str = ""
 
+    #: host names (comma-separated) this server answers to besides loopback names, IP addresses
+    #: and the API's own domain: ``mnemo serve --host 0.0.0.0`` reached by a name; see api/origin.py
+    allowed_hosts: str = ""
+
     @property
     def origins(self) -> list[str]:
         return [o.strip() for o in self.allowed_origins.split(",") if o.strip()]
+
+    @property
+    def hosts(self) -> list[str]:
+        return [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
 
     @property
     def oauth_enabled(self) -> bool:

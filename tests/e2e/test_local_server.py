@@ -98,7 +98,7 @@ def test_errors_have_the_spec_body(server):
 def test_openapi_is_served_and_names_every_tool(server):
     from mnemo.service.catalog import TOOLS
 
-    with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=10) as reply:
+    with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=60) as reply:
         doc = json.loads(reply.read())
 
     assert doc["openapi"].startswith("3.1")
@@ -144,3 +144,22 @@ def test_a_rebound_host_or_a_foreign_origin_is_refused_before_any_work(server):
         body = json.loads(reply.raw)
         assert body["code"] == "forbidden" and body["message"], body
     assert served.status == 200, served.raw[:200]
+
+
+def test_a_host_name_the_operator_allows_is_served_and_no_other(tmp_path):
+    """``MNEMO_ALLOWED_HOSTS``: ``mnemo serve --host 0.0.0.0`` reached by a machine's name answers
+    that name (and the console's same-origin calls) and still refuses any other name."""
+    from tests.hardening.conftest import send
+
+    running = start_server(tmp_path / "named", env_extra={"MNEMO_ALLOWED_HOSTS": "mybox.lan"})
+    try:
+        port = running.url.rsplit(":", 1)[1]
+        ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        mcp = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        named = {**mcp, "Host": f"mybox.lan:{port}", "Origin": f"http://mybox.lan:{port}"}
+        served = send(running, "/mcp", ping, headers=named)
+        refused = send(running, "/mcp", ping, headers={**mcp, "Host": f"evil.mybox.lan:{port}"})
+    finally:
+        stop_server(running)
+    assert served.status == 200, served.raw[:200]
+    assert refused.status == 403 and json.loads(refused.raw)["code"] == "forbidden", refused.raw[:200]

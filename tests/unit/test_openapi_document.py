@@ -57,3 +57,14 @@ def test_every_argument_has_a_description():
                 missing.append(f"{op['operationId']}: {name}")
 
     assert missing == []
+
+
+def test_the_served_document_is_the_one_the_models_generate():
+    """``GET /openapi.json`` serves the committed file; it must be what the models generate now
+    (after a change to a model or a tool: ``make openapi``)."""
+    from importlib import resources
+
+    from mnemo.api.openapi import render
+
+    committed = resources.files("mnemo.api").joinpath("openapi.json").read_text("utf-8")
+    assert committed == render(), "shared/mnemo/api/openapi.json is out of date: run `make openapi`"

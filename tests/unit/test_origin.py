@@ -40,3 +40,14 @@ def test_local_names_the_apis_own_host_and_allowed_origins_are_served(headers):
 )
 def test_other_hosts_and_origins_are_refused(headers):
     assert refusal(headers, API, ["https://inspector.example.com"])
+
+
+def test_a_name_the_operator_allows_is_served_and_its_console_origin_with_it():
+    allowed = ["mybox.lan", " Proxy.Example.org "]
+    assert refusal({"host": "mybox.lan:8787"}, None, (), allowed) is None
+    assert refusal({"host": "proxy.example.org", "origin": "https://proxy.example.org"}, None, (), allowed) is None
+    # only the names given: a longer name that ends with one is still a rebound name
+    assert refusal({"host": "evil.mybox.lan:8787"}, None, (), allowed)
+    assert refusal({"host": "mybox.lan:8787"}, None, (), [])
+    # an allowed host does not allow another origin
+    assert refusal({"host": "mybox.lan:8787", "origin": "http://evil.example"}, None, (), allowed)

@@ -182,8 +182,13 @@ class Resolver(APIGatewayHttpResolver):
             """Every route: 403 for a Host or Origin this server does not answer to (``api.origin``)."""
             event = app.current_event
             domain = (event.raw_event.get("requestContext") or {}).get("domainName")
-            allowed = self.root.settings().origins if self.root is not None else []
-            why = refusal(event.headers or {}, domain, allowed)
+            settings = self.root.settings() if self.root is not None else None
+            why = refusal(
+                event.headers or {},
+                domain,
+                settings.origins if settings is not None else (),
+                settings.hosts if settings is not None else (),
+            )
             if why is not None:
                 return error_response(Forbidden(why))
             return next_middleware(app)

@@ -5,6 +5,7 @@ that turn OpenAPI operations into tools."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -190,3 +191,15 @@ def build_openapi(server_url: str | None = None) -> dict[str, Any]:
     if server_url:
         doc["servers"] = [{"url": server_url}]
     return doc
+
+
+def render() -> str:
+    """The document as committed in ``mnemo/api/openapi.json`` (what ``GET /openapi.json`` serves)."""
+    return json.dumps(build_openapi(), indent=1, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":  # make openapi: python -m mnemo.api.openapi shared/mnemo/api/openapi.json
+    import sys
+
+    with open(sys.argv[1], "w", encoding="utf-8") as out:
+        out.write(render())

@@ -6,7 +6,9 @@ servers MUST validate ``Origin``. A request is served when
 
 * its ``Host`` names a loopback name (``localhost``, ``127.0.0.1``, ``[::1]``), an IP address
   (``mnemo serve --host 0.0.0.0`` reached from the network: rebinding needs a name), or the API's
-  own domain as API Gateway reports it (``requestContext.domainName``, never taken from the client);
+  own domain as API Gateway reports it (``requestContext.domainName``, never taken from the client),
+  or one of the names the operator allows (``MNEMO_ALLOWED_HOSTS``: ``mnemo serve --host 0.0.0.0``
+  reached by a name, such as a machine's name on the LAN or a reverse proxy's);
 * and its ``Origin``, when sent, is a loopback origin, the request's own (validated) host — the
   console is served by the API it calls — or one of the deployment's ``CorsAllowOrigins``.
 
@@ -40,14 +42,20 @@ def _is_ip(name: str) -> bool:
     return True
 
 
-def refusal(headers: Mapping[str, str], own_domain: str | None, allowed_origins: Iterable[str] = ()) -> str | None:
+def refusal(
+    headers: Mapping[str, str],
+    own_domain: str | None,
+    allowed_origins: Iterable[str] = (),
+    allowed_hosts: Iterable[str] = (),
+) -> str | None:
     """Why this request may not be served (a message for the 403), or None. ``headers`` by
     lower-case name, as API Gateway v2 events carry them."""
     host_header = headers.get("host")
     host = _hostname(host_header) if host_header is not None else None
     if host_header is not None:
         own = (own_domain or "").lower()
-        if host is None or not (host in LOCAL_NAMES or _is_ip(host) or (own and host == own)):
+        named = {h.strip().lower() for h in allowed_hosts if h.strip()}
+        if host is None or not (host in LOCAL_NAMES or _is_ip(host) or (own and host == own) or host in named):
             return "this server does not answer to that Host name"
     origin = headers.get("origin")
     if origin is None:
