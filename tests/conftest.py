@@ -37,7 +37,14 @@ TESTS = Path(__file__).resolve().parent
 #: suites that start real servers, build artifacts or run long property searches
 SLOW_SUITES = frozenset({"e2e", "hardening", "built", "package", "integration"})
 #: modules that drive the pinned Node.js clients of tests/clients (`make clients`)
-NODE_MODULES = frozenset({"e2e/test_mcp_clients.py", "e2e/test_readme.py", "e2e/test_mcp_conformance.py"})
+NODE_MODULES = frozenset(
+    {
+        "e2e/test_mcp_clients.py",
+        "e2e/test_readme.py",
+        "e2e/test_mcp_conformance.py",
+        "integration/test_mcp_oauth.py",
+    }
+)
 #: unit and contract modules that take tens of seconds: worker processes, property searches
 SLOW_MODULES = frozenset(
     {

@@ -37,8 +37,11 @@ class RunningServer:
     output: Path | None = None
 
 
-def start_server(data_dir: Path, env_extra: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> RunningServer:
-    port = free_port()
+def start_server(
+    data_dir: Path, env_extra: dict[str, str] | None = None, args: tuple[str, ...] = (), port: int | None = None
+) -> RunningServer:
+    """``mnemo serve`` on ``port`` (a free one by default: pass one when the settings must name the URL)."""
+    port = port or free_port()
     env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY, **(env_extra or {})}
     data_dir.mkdir(parents=True, exist_ok=True)
     output = data_dir / f"serve-{port}.log"
