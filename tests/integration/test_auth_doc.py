@@ -1,0 +1,99 @@
+"""docs/auth.md is executable documentation too: the shell block of "Keycloak (self-hosted), step by
+step" runs here as written, command by command in one bash session (tests/e2e/readme_runner.py),
+against the session's real Keycloak and a real ``mnemo serve``; each ``# → …`` line under a command
+states its answer, and every quoted key and value in it must be in the command's JSON output.
+
+What a user changes while pasting, and only that, is filled in:
+
+* ``https://sso.example.com/realms/acme`` → the Keycloak node's issuer (its realm is
+  tests/fixtures/keycloak/realm.json, which has the ``mnemo-gateway`` client of the block);
+* ``https://mnemo.example.com`` → the URL of the ``mnemo serve`` started for the test;
+* ``client_secret=…`` → that client's secret.
+
+The one thing the test adds: ``mnemo serve`` is started after the block's ``export`` lines, with
+the environment they made (as a user starts it in that shell), plus ``MNEMO_OAUTH_AUDIENCES`` = the
+audience the test realm's mapper stamps (``http://mnemo.test``; a realm whose mapper names Mnemo's
+URL, as step 2 says, needs none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import RunningServer, free_port, start_server, stop_server
+from tests.e2e.readme_runner import Session, blocks, commands
+from tests.support.keycloak import GATEWAY_SECRET, KeycloakNode
+
+pytestmark = [pytest.mark.keycloak, pytest.mark.timeout(1200)]
+
+ROOT = Path(__file__).resolve().parents[2]
+AUTH = (ROOT / "docs" / "auth.md").read_text(encoding="utf-8")
+HEADING = "Keycloak (self-hosted), step by step"
+
+
+def filled(text: str, keycloak: KeycloakNode, url: str) -> str:
+    text = text.replace("https://sso.example.com/realms/acme", keycloak.issuer)
+    text = text.replace("https://mnemo.example.com", url)
+    return text.replace("client_secret=…", f"client_secret={GATEWAY_SECRET}")
+
+
+def stated_pairs(stated: str) -> dict[str, object]:
+    """The ``"key": value`` pairs of a ``# → …`` line, read as JSON."""
+    return json.loads("{" + stated + "}")
+
+
+def flatten(value: Any) -> Iterator[tuple[str, Any]]:
+    """Every key and value of a JSON document, at any depth."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k, v
+            yield from flatten(v)
+    elif isinstance(value, list):
+        for item in value:
+            yield from flatten(item)
+
+
+@pytest.fixture
+def session(tmp_path: Path, keycloak_node: KeycloakNode) -> Iterator[Session]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "POWERTOOLS_"))}
+    env["PATH"] = os.pathsep.join([str(Path(sys.prefix) / "bin"), env.get("PATH", "")])
+    env["MNEMO_DATA_DIR"] = str(tmp_path / "data")
+    env["MNEMO_OAUTH_AUDIENCES"] = keycloak_node.resource
+    running = Session(tmp_path, env, tmp_path / "steps")
+    yield running
+    running.close()
+
+
+def test_the_keycloak_steps_run_as_written(session: Session, keycloak_node: KeycloakNode, tmp_path: Path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server: RunningServer | None = None
+    checked = 0
+    try:
+        for block in blocks(AUTH, HEADING):
+            for command in commands(block):
+                text = filled(command.text, keycloak_node, url)
+                assert "…" not in text, f"a placeholder is left: {text}"
+                if server is None and not text.startswith("export "):
+                    exported = session.run("env").out.splitlines()
+                    env = dict(line.split("=", 1) for line in exported if line.startswith("MNEMO_"))
+                    server = start_server(Path(env.pop("MNEMO_DATA_DIR")), env, port=port)
+                step = session.run(text)
+                assert step.code == 0, f"{step.command}\nexit {step.code}\n{step.out}\n{step.err}"
+                for stated in command.states:
+                    answer = json.loads(step.out)
+                    for key, value in stated_pairs(filled(stated, keycloak_node, url)).items():
+                        assert (key, value) in list(flatten(answer)), (step.command, key, step.out)
+                        checked += 1
+    finally:
+        if server is not None:
+            stop_server(server)
+
+    assert server is not None and checked >= 4  # the block started a server and stated answers
