@@ -162,10 +162,12 @@ class BuiltStack:
     def table_names(self) -> dict[str, str]:
         return self.backend.tables.by_logical_id()
 
-    def environment(self, function: str) -> dict[str, str]:
+    def environment(self, function: str, parameters: dict[str, str] | None = None) -> dict[str, str]:
         """What Lambda would give ``function``: the template's variables (Globals, then the
-        function's own) with their references resolved to this stack, and the runtime's own."""
+        function's own) with their references resolved to this stack deployed with ``parameters``
+        (else the defaults), and the runtime's own."""
         refs = {
+            **(parameters or {}),
             **self.table_names(),
             "OpenSearchEndpoint": self.opensearch.url,
             "OpenSearchIndex": self.cfg.opensearch_index,
@@ -211,6 +213,7 @@ class BuiltStack:
         *,
         sdk: Path | None = None,
         refusal: Refusal | None = None,
+        parameters: dict[str, str] | None = None,
     ) -> Run:
         spec_path = self.workdir / f"spec-{len(self.runs)}.json"
         out_path = self.workdir / f"out-{len(self.runs)}.json"
@@ -236,7 +239,7 @@ class BuiltStack:
             proc = subprocess.run(
                 # -B: Lambda's code directories are read-only, nothing can write a pyc there
                 [sys.executable, "-I", "-S", "-B", str(HARNESS), str(spec_path)],
-                env=self.environment(function),
+                env=self.environment(function, parameters),
                 cwd=self.workdir,
                 capture_output=True,
                 text=True,
