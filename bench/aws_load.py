@@ -35,8 +35,8 @@ from bench.stats import summary_ms
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 MOTO_NOTE = (
-    "moto enforces no DynamoDB limit — not a partition's 1,000 writes / 3,000 reads a second, not the 10 GB "
-    "item collection of the `recent` LSI, not an on-demand table's ramp — so this run cannot reach one; those "
+    "moto enforces no DynamoDB limit — not a partition's 1,000 writes / 3,000 reads a second, not a GSI's "
+    "back-pressure, not an on-demand table's ramp — so this run cannot reach one; those "
     "ceilings are calculated in docs/scale.md. moto's own time per request (one Python process) is the "
     "DynamoDB column here, far above DynamoDB's few milliseconds."
 )

@@ -208,17 +208,22 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
             print(f"  {name:34} {ddb} | {osr}")
         print(f"  the stream indexer, {read} stream records: {indexing}")
 
-    # A write: the rate bucket and one record write (the memory and its dedup claim in one
-    # transaction), nothing that waits on OpenSearch
-    assert costs["memory_add"] == ({"UpdateItem": 1, "TransactWriteItems": 1}, {})
+    # A write: the rate bucket, its change log entry and one record write (the memory and its
+    # dedup claim in one transaction), nothing that waits on OpenSearch
+    assert costs["memory_add"] == ({"UpdateItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
     # a new content moves its claim: the put and the claims' delete and put in one transaction
-    assert costs["memory_update"] == ({"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}, {})
+    assert costs["memory_update"] == ({"UpdateItem": 1, "GetItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
     # the delete marker's update and the claim's delete in one transaction
-    assert costs["memory_delete"] == ({"UpdateItem": 1, "GetItem": 1, "TransactWriteItems": 1}, {})
+    assert costs["memory_delete"] == ({"UpdateItem": 1, "GetItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
     assert all(osr == {} for name, (_, osr) in costs.items() if name != "memory_search (q)")
-    # A search: the rate bucket, one consistent Query of the recent changes, one OpenSearch search
-    assert costs["memory_search (q)"] == ({"UpdateItem": 1, "Query": 1}, {"POST _search": 1})
-    assert costs["memory_search (recent)"] == ({"UpdateItem": 1, "Query": 1}, {})
+    # A search: the rate bucket, a consistent Query of the change log's partition of the window
+    # (two when the window spans a 5-minute boundary), the changed items by key, one search
+    search, search_os = costs["memory_search (q)"]
+    assert search_os == {"POST _search": 1}
+    assert search.pop("Query") in (1, 2) and search == {"UpdateItem": 1, "BatchGetItem": 1}
+    # A listing: the same reads of the changes, and a Query of the recent GSI
+    listing, _ = costs["memory_search (recent)"]
+    assert listing.pop("Query") in (2, 3) and listing == {"UpdateItem": 1, "BatchGetItem": 1}
     assert costs["memory_add (idempotent, replay)"] == ({"UpdateItem": 1, "PutItem": 1}, {})
     # Each of the four changes (two adds, an update, a delete) is indexed exactly once, by the stream
     assert indexing == {"PUT _doc": 4}

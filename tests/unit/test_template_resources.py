@@ -41,8 +41,8 @@ def test_the_indexer_consumes_the_memories_stream_with_bounded_retries_and_a_fai
     assert "StreamSpecification" in table_key_schema("MemoriesTable")
 
 
-def test_the_memories_table_keeps_a_consistent_recent_index_and_a_sparse_repair_index():
+def test_the_memories_table_has_no_local_index_so_no_project_is_capped_at_10_gb():
     schema = table_key_schema("MemoriesTable")
 
-    assert [i["IndexName"] for i in schema["LocalSecondaryIndexes"]] == ["recent"]
-    assert [i["IndexName"] for i in schema["GlobalSecondaryIndexes"]] == ["repair"]
+    assert "LocalSecondaryIndexes" not in schema
+    assert [i["IndexName"] for i in schema["GlobalSecondaryIndexes"]] == ["recent", "repair"]

@@ -24,11 +24,11 @@ def _index(name: str, hash_key: str, range_key: str) -> dict[str, Any]:
 #: CreateTable arguments by template logical id (the table name is added at creation)
 TABLES: dict[str, dict[str, Any]] = {
     "MemoriesTable": {
-        "AttributeDefinitions": _strings("pk", "sk", "lsi1sk", "repair_pk", "repair_sk"),
+        "AttributeDefinitions": _strings("pk", "sk", "recent_sk", "repair_pk", "repair_sk"),
         "KeySchema": _key("pk", "sk"),
         "BillingMode": "PAY_PER_REQUEST",
-        "GlobalSecondaryIndexes": [_index("repair", "repair_pk", "repair_sk")],
-        "LocalSecondaryIndexes": [_index("recent", "pk", "lsi1sk")],
+        # no LSI: it would cap a project's items at 10 GB (docs/scale.md)
+        "GlobalSecondaryIndexes": [_index("recent", "pk", "recent_sk"), _index("repair", "repair_pk", "repair_sk")],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     },
     "TenantsTable": {

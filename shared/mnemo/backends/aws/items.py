@@ -4,15 +4,22 @@
 Key design (every memory key lives inside its workspace and project):
 
 * ``pk = WS#<ws>#PRJ#<prj>``, ``sk = MEM#<id>``; get by id is one ``GetItem``.
-* the local secondary index ``recent`` (``pk``, ``lsi1sk = <updated_at>#<id>``) serves "newest
-  first" listings as one ``Query`` — an LSI rather than a GSI because an LSI can be read with
-  ``ConsistentRead``, so a listing right after a write sees it (read-your-writes, like SQLite).
+* the global secondary index ``recent`` (``pk``, ``recent_sk = <updated_at>#<id>``; sparse: only
+  live memories carry ``recent_sk``) serves "newest first" listings. A GSI has no size limit per
+  project (an LSI caps a project's items at 10 GB: docs/scale.md), but it is read eventually
+  consistently, so a listing merges the project's change log (below) over it.
+* the **change log**: every write of a memory first puts a small item
+  ``pk = CHG#<ws>#<prj>#<bucket>``, ``sk = <written_at>#<id>`` (:func:`change_item`): the
+  project's changes, in partitions of :data:`LOG_BUCKET_S` seconds of write time, gone after
+  :data:`LOG_TTL_S`. Read consistently, it names the memories changed in the last minutes; their
+  items (read consistently by key) are the truth. No partition key of the table or of an index
+  grows with a project: a log partition holds one bucket's writes, and there is no LSI.
 * the sparse GSI ``repair`` (``repair_pk = REPAIR#<0-7>``, ``repair_sk = <marked_at>#<id>``) holds
   only records whose index write failed, for the cleanup job to find without a Scan.
 * a delete keeps the item as a **delete marker** (:func:`delete_marker_update`): ``deleted``, the
   keys, id and version, and a TTL of :data:`DELETE_MARKER_TTL_S`; the contents are removed and
-  ``lsi1sk`` moves to the delete's time, so the marker is among the project's recent changes
-  (the search adapter reads those beside every query: docs/aws.md, "Read your writes"). Reads,
+  the delete's change log entry names it among the project's recent changes (the search adapter
+  reads those beside every query: docs/aws.md, "Read your writes"). Reads,
   listings, scans and exports skip markers (:func:`is_marker`); a create may reuse a marker's id.
 
 Items hold the record's fields as plain attributes (the table stream's images are readable by the
@@ -25,7 +32,7 @@ from __future__ import annotations
 import base64
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +49,16 @@ REPAIR_INDEX = "repair"
 REPAIR_SHARDS = 8
 #: a listing reads at most this many items (pages of ``Query``) before it answers with what it has
 MAX_LISTING_ITEMS = 5000
+#: the change log's partitions: one per project and this many seconds of write time
+LOG_BUCKET_S = 300
+#: how long a change log entry stays: beyond the longest search window
+#: (``search_recent_window_s`` ≤ 3600) and a bucket; reads also bound the window themselves
+LOG_TTL_S = 7200
+#: a listing merges the changes of this window over the ``recent`` GSI (whose propagation
+#: takes well under a second: older changes are in it)
+LISTING_WINDOW_S = 60.0
+#: the most changes a listing merges (a burst beyond it within the window is merged in part)
+MAX_LISTING_CHANGES = 1000
 #: how long a delete marker stays (DynamoDB's TTL removes it, up to days late): far beyond the
 #: search overlay's window and the stream indexer's reach, so nothing still needs it then
 DELETE_MARKER_TTL_S = 3600
@@ -59,6 +76,7 @@ _CONTENT_ATTRIBUTES = (
     "updated_at",
     "repair_pk",
     "repair_sk",
+    "recent_sk",
     "embedding",
     "embedding_model",
 )
@@ -101,7 +119,7 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
         {
             "pk": memory_pk(record.workspace_id, record.project_id),
             "sk": f"MEM#{record.id}",
-            "lsi1sk": f"{updated}#{record.id}",
+            "recent_sk": f"{updated}#{record.id}",
             "id": record.id,
             "workspace_id": record.workspace_id,
             "project_id": record.project_id,
@@ -134,14 +152,12 @@ def delete_marker_update(scope: Scope, memory_id: str, expected_version: int, no
     names = {f"#a{i}": name for i, name in enumerate(_CONTENT_ATTRIBUTES)}
     return {
         "Key": memory_key(scope, memory_id),
-        "UpdateExpression": "SET #del = :true, deleted_at = :now, lsi1sk = :lsi, #ttl = :ttl REMOVE "
-        + ", ".join(names),
+        "UpdateExpression": "SET #del = :true, deleted_at = :now, #ttl = :ttl REMOVE " + ", ".join(names),
         "ConditionExpression": "#v = :expected AND attribute_not_exists(#del)",
         "ExpressionAttributeNames": {**names, "#del": "deleted", "#ttl": "ttl", "#v": "version"},
         "ExpressionAttributeValues": {
             ":true": {"BOOL": True},
             ":now": {"S": format_ts(now)},
-            ":lsi": {"S": f"{format_ts(now)}#{memory_id}"},
             ":ttl": {"N": str(ttl_seconds(now + timedelta(seconds=DELETE_MARKER_TTL_S)))},
             ":expected": {"N": str(expected_version)},
         },
@@ -158,11 +174,39 @@ class RecentChange:
     record: MemoryRecord | None
 
 
-def recent_change(item: dict[str, Any]) -> RecentChange:
-    if is_marker(item):
-        return RecentChange(item["id"]["S"], int(item["version"]["N"]), None)
+def recent_change(memory_id: str, item: dict[str, Any] | None) -> RecentChange:
+    """The change of ``memory_id`` as its current item shows it (None: removed outright, by TTL)."""
+    if item is None or is_marker(item):
+        return RecentChange(memory_id, int(item["version"]["N"]) if item else 0, None)
     record = record_from_item(item)
     return RecentChange(record.id, record.version, record)
+
+
+def log_bucket(at: datetime, bucket_s: int = LOG_BUCKET_S) -> str:
+    """The change log partition of a write at ``at``: the start of its ``bucket_s`` seconds."""
+    return format_ts(datetime.fromtimestamp(int(at.timestamp()) // bucket_s * bucket_s, UTC))
+
+
+def log_pk(scope: Scope, bucket: str) -> str:
+    return f"CHG#{scope.workspace_id}#{scope.project_id}#{bucket}"
+
+
+def log_buckets(since: datetime, until: datetime, bucket_s: int = LOG_BUCKET_S) -> list[str]:
+    """The change log partitions a window spans, newest first."""
+    first = int(since.timestamp()) // bucket_s * bucket_s
+    last = int(until.timestamp()) // bucket_s * bucket_s
+    return [format_ts(datetime.fromtimestamp(s, UTC)) for s in range(last, first - 1, -bucket_s)]
+
+
+def change_item(scope: Scope, memory_id: str, at: datetime, bucket_s: int = LOG_BUCKET_S) -> dict[str, Any]:
+    """The change log entry of a write of ``memory_id`` at ``at`` (put before the write itself: an
+    entry whose write then failed names an unchanged memory, which a reader finds as it is)."""
+    return {
+        "pk": {"S": log_pk(scope, log_bucket(at, bucket_s))},
+        "sk": {"S": f"{format_ts(at)}#{memory_id}"},
+        "id": {"S": memory_id},
+        "ttl": {"N": str(ttl_seconds(at + timedelta(seconds=LOG_TTL_S)))},
+    }
 
 
 def embedding_attributes(record: MemoryRecord) -> dict[str, Any]:

@@ -7,13 +7,17 @@ or delete and the claim's conditional put or delete, so a claim and its memory n
 of two identical adds one commits and the other finds the claim taken — a conditional write, not
 a read-then-write. Only when a condition fails (the claim is held, or held by another) does a call
 read and try again (``_write_claimed``, the one retry loop of ``create`` and ``replace``). No
-``MEM#`` query, scan, LSI, GSI or stream filter sees claim items.
+``MEM#`` query, scan, change log read, GSI or stream filter sees claim items.
 
 Every change of a memory is one conditional write of its item (a put; a delete is an update that
 leaves a delete marker, ``items.delete_marker_update``), alone or in that transaction with its
-claim; the table's stream carries it to the index (``stream.py`` and the indexer).
-:meth:`DynamoMemoryStore.recent_changes` reads the changes the index may not show yet, for the
-search adapter.
+claim; the table's stream carries it to the index (``stream.py`` and the indexer). Before it, the
+write puts its entry in the project's change log (``items.change_item``: id and write time, in a
+partition of five minutes), so the change is findable the moment the write returns:
+:meth:`DynamoMemoryStore.recent_changes` reads the log consistently and the changed items by key
+(the changes the index may not show yet, for the search adapter), and :meth:`~DynamoMemoryStore.recent`
+merges the same over the eventually consistent ``recent`` GSI. The table has no LSI, so no
+write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall").
 
 The cleanup job's reads and writes of the table (scans, the repair marks' GSI, batch reads,
 checkpoints) are the maintenance adapter's (``maintenance.py``); ``mark_for_repair``, which the
@@ -25,7 +29,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -33,14 +37,20 @@ from botocore.exceptions import ClientError
 from mnemo import text
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
+    LISTING_WINDOW_S,
+    LOG_BUCKET_S,
+    MAX_LISTING_CHANGES,
     MAX_LISTING_ITEMS,
     RECENT_INDEX,
     REPAIR_SHARDS,
     RecentChange,
+    change_item,
     delete_marker_update,
     embedding_attributes,
     filter_expression,
     is_marker,
+    log_buckets,
+    log_pk,
     matches,
     memory_item,
     memory_key,
@@ -56,6 +66,8 @@ from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
 #: pages of ``recent_changes`` after its first one (a burst of changes overflowed it)
 _RECENT_PAGE_MAX = 500
+#: keys a ``BatchGetItem`` takes
+_BATCH_GET = 100
 #: a claim changed under a write (another write took or gave it up meanwhile): tries before giving up
 _CLAIM_ATTEMPTS = 4
 
@@ -75,9 +87,12 @@ class _ClaimRace(Exception):
 
 @translate_errors(outage)
 class DynamoMemoryStore:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, *, log_bucket_s: int = LOG_BUCKET_S) -> None:
         self.client = client
         self.table = table
+        #: the change log's partition length (``items.LOG_BUCKET_S``; tests shorten it to cross
+        #: partitions in seconds)
+        self.log_bucket_s = log_bucket_s
 
     def unit_of_work(self) -> AbstractContextManager[None]:
         return nullcontext()  # the conditional write is the commit point
@@ -132,7 +147,12 @@ class DynamoMemoryStore:
             return _failed(exc) or ["Unknown"] * len(actions)
         return None
 
+    def _log(self, scope: Scope, memory_id: str) -> None:
+        """The change log entry of a write about to happen (``items.change_item``)."""
+        self.client.put_item(TableName=self.table, Item=change_item(scope, memory_id, utc_now(), self.log_bucket_s))
+
     def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
+        self._log(Scope(record.workspace_id, record.project_id), record.id)
         claim = _claim(record)
         put = {
             "Put": {
@@ -224,6 +244,7 @@ class DynamoMemoryStore:
 
     def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
+        self._log(Scope(record.workspace_id, record.project_id), record.id)
         put: dict[str, Any] = {
             "TableName": self.table,
             "Item": memory_item(record),
@@ -252,6 +273,7 @@ class DynamoMemoryStore:
         """The memory becomes a delete marker (``items.delete_marker_update``: one ``UpdateItem``),
         which the stream turns into a tombstone and searches see among the recent changes; with
         its claim, when it holds it (one transaction)."""
+        self._log(scope, memory_id)
         update = {"TableName": self.table, **delete_marker_update(scope, memory_id, expected_version, utc_now())}
         if record is not None:
             failed = self._transact([{"Update": update}, self._claim_delete(record, _claim(record))])
@@ -270,54 +292,90 @@ class DynamoMemoryStore:
         self, scope: Scope, since: datetime, first_page: int, most: int
     ) -> tuple[list[RecentChange], bool]:
         """The project's memories changed (written or deleted) at or after ``since``, newest first,
-        read consistently from the ``recent`` index: one ``Query`` of ``first_page`` items, more
-        pages only when a burst of changes overflowed it, at most ``most`` items in all. Returns
-        the changes and whether they are all of them (False: ``most`` was reached)."""
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "IndexName": RECENT_INDEX,
-            "KeyConditionExpression": "pk = :pk AND lsi1sk >= :since",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": memory_pk(scope.workspace_id, scope.project_id)},
-                ":since": {"S": format_ts(since)},
-            },
-            "ScanIndexForward": False,
-            "ConsistentRead": True,
-            "Limit": min(first_page, most),
-        }
-        changes: list[RecentChange] = []
-        while True:
-            out = self.client.query(**request)
-            # memories and delete markers only: any other item of the partition an LSI key
-            # might one day carry is no change of a memory
-            changes.extend(recent_change(item) for item in out.get("Items", []) if item["sk"]["S"].startswith("MEM#"))
-            last = out.get("LastEvaluatedKey")
-            if not last:
-                return changes, True
-            if len(changes) >= most:
-                return changes, False
-            request["ExclusiveStartKey"] = last
-            request["Limit"] = min(_RECENT_PAGE_MAX, most - len(changes))
+        each as its item is now: the change log's partitions of the window read consistently
+        (one ``Query`` of ``first_page`` entries each, more pages only when a burst overflowed
+        it), then the changed items by key (``BatchGetItem``, consistent), at most ``most``
+        memories. Returns the changes and whether they are all of them (False: ``most`` was
+        reached)."""
+        ids, complete = self._changed_ids(scope, since, first_page, most)
+        items = self._get_items(scope, ids)
+        return [recent_change(memory_id, items.get(memory_id)) for memory_id in ids], complete
+
+    def _changed_ids(self, scope: Scope, since: datetime, first_page: int, most: int) -> tuple[list[str], bool]:
+        """The ids the change log names at or after ``since``, newest first, each once."""
+        ids: dict[str, None] = {}
+        for bucket in log_buckets(since, utc_now(), self.log_bucket_s):
+            request: dict[str, Any] = {
+                "TableName": self.table,
+                "KeyConditionExpression": "pk = :pk AND sk >= :since",
+                "ExpressionAttributeValues": {":pk": {"S": log_pk(scope, bucket)}, ":since": {"S": format_ts(since)}},
+                "ProjectionExpression": "#id",
+                "ExpressionAttributeNames": {"#id": "id"},
+                "ScanIndexForward": False,
+                "ConsistentRead": True,
+                "Limit": first_page,
+            }
+            while True:
+                out = self.client.query(**request)
+                for item in out.get("Items", []):
+                    ids.setdefault(item["id"]["S"])
+                    if len(ids) >= most:
+                        return list(ids), False
+                last = out.get("LastEvaluatedKey")
+                if not last:
+                    break
+                request["ExclusiveStartKey"] = last
+                request["Limit"] = _RECENT_PAGE_MAX
+        return list(ids), True
+
+    def _get_items(self, scope: Scope, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The items of these memories (markers included), read consistently, by id."""
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), _BATCH_GET):
+            keys = [memory_key(scope, memory_id) for memory_id in ids[start : start + _BATCH_GET]]
+            pending: dict[str, Any] = {self.table: {"Keys": keys, "ConsistentRead": True}}
+            while pending:
+                out = self.client.batch_get_item(RequestItems=pending)
+                for item in out.get("Responses", {}).get(self.table, []):
+                    found[item["id"]["S"]] = item
+                pending = out.get("UnprocessedKeys") or {}
+        return found
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
+        """The project's newest memories that pass ``flt``: pages of the ``recent`` GSI, with the
+        changes of the last :data:`~items.LISTING_WINDOW_S` (read consistently, as a search reads
+        them) put over it, so a listing right after a write shows it, and never an older copy."""
+        changes, _ = self.recent_changes(
+            scope, utc_now() - timedelta(seconds=LISTING_WINDOW_S), 100, MAX_LISTING_CHANGES
+        )
+        changed = {change.memory_id for change in changes}
+        listed = self._listed(scope, flt, limit, skip=changed)
+        listed += [c.record for c in changes if c.record is not None and matches(c.record, flt)]
+        listed.sort(key=lambda record: (record.updated_at, record.id), reverse=True)
+        return listed[:limit]
+
+    def _listed(self, scope: Scope, flt: MemoryFilter, limit: int, *, skip: set[str]) -> list[MemoryRecord]:
+        """Up to ``limit`` records from the GSI that pass ``flt``, but those in ``skip``."""
         expression, names, values = filter_expression(flt)
         values[":pk"] = {"S": memory_pk(scope.workspace_id, scope.project_id)}
-        # the window is a range of the LSI's sort key ("<updated_at>#<id>"): after ≤ key < before
+        # the window is a range of the GSI's sort key ("<updated_at>#<id>"): after ≤ key < before
         key = "pk = :pk"
         if flt.updated_after is not None and flt.updated_before is not None:
-            key += " AND lsi1sk BETWEEN :after AND :before"  # no key equals a bare timestamp
+            key += " AND recent_sk BETWEEN :after AND :before"  # no key equals a bare timestamp
         elif flt.updated_after is not None:
-            key += " AND lsi1sk >= :after"
+            key += " AND recent_sk >= :after"
         elif flt.updated_before is not None:
-            key += " AND lsi1sk < :before"
+            key += " AND recent_sk < :before"
         if flt.updated_after is not None:
             values[":after"] = {"S": format_ts(flt.updated_after)}
         if flt.updated_before is not None:
             values[":before"] = {"S": format_ts(flt.updated_before)}
         selective = bool(flt.kind or flt.tags_all or flt.visible_teams is not None or flt.kind_like or flt.path_like)
-        page = max(200, limit * 4) if selective else limit + 16
+        page = max(200, limit * 4) if selective else limit + 16 + len(skip)
         out: list[MemoryRecord] = []
         for item in self._query_pages(key, expression, names, values, page):
+            if item["id"]["S"] in skip:
+                continue  # changed within the window: its current item is merged instead
             record = record_from_item(item)
             if matches(record, flt):
                 out.append(record)
@@ -336,7 +394,6 @@ class DynamoMemoryStore:
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
             "ScanIndexForward": False,
-            "ConsistentRead": True,
             "Limit": page,
         }
         read = 0

@@ -1,0 +1,191 @@
+"""Copy a memories table into one of today's layout: the way off the former ``recent`` LSI.
+
+DynamoDB cannot drop a local secondary index, so a table deployed with the former layout (an LSI
+``recent`` on ``pk``, ``lsi1sk``: every project one item collection, capped at 10 GB) is replaced
+by a new table (a GSI ``recent`` on ``pk``, ``recent_sk``, and no LSI), and its items are copied
+with this job (docs/aws.md, "Moving a table off the recent LSI")::
+
+    python -m mnemo.backends.aws.migrate --source OLD --target NEW [--segments 8] [--run copy]
+
+What it does, per item of a parallel ``Scan`` of ``source``:
+
+* a memory (``MEM#``) is put with ``lsi1sk`` renamed ``recent_sk`` (a delete marker loses it),
+  **only if the target has no newer state of it**: no item, a lower version, or — for a delete
+  marker — the same version not yet deleted. A write that reached the target first (the
+  functions already use it) therefore wins, and copying twice changes nothing;
+* a dedup claim (``CLAIM#``) or a standalone repair mark (``REPAIR#``) is put only where the
+  target has none (the target's own claims win);
+* the cleanup job's checkpoints (cursors of a ``Scan`` of the old table), change log entries and
+  this job's own checkpoints are not copied.
+
+It is **resumable**: after each page, the segment's cursor is saved in the target table
+(``pk = MIGRATION#<run>``, ``sk = SEGMENT#<i>/<n>``); a run started again with the same ``--run``
+goes on from there, and a finished segment is skipped. A second pass (after the functions were
+switched to the new table, to catch the writes the first pass missed) is a new ``--run`` name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from mnemo.backends.aws.errors import is_condition_failure
+from mnemo.backends.aws.items import is_marker
+from mnemo.backends.aws.maintenance import CHECKPOINT_PK
+
+#: items a ``Scan`` page reads (each page is then saved as a checkpoint)
+PAGE = 200
+
+
+@dataclass(slots=True)
+class Copied:
+    """What a run did: items put, items the target already held newer, items not copied."""
+
+    put: int = 0
+    kept: int = 0
+    skipped: int = 0
+    #: segments finished (of ``segments``); a run stopped early (``max_pages``) has fewer
+    done: list[int] = field(default_factory=list)
+
+    def add(self, other: Copied) -> None:
+        self.put += other.put
+        self.kept += other.kept
+        self.skipped += other.skipped
+        self.done += other.done
+
+
+def converted(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The item in today's layout and the condition of its put, or None when it is not copied."""
+    pk, sk = item["pk"]["S"], item["sk"]["S"]
+    if pk in (CHECKPOINT_PK,) or pk.startswith(("MIGRATION#", "CHG#")):
+        return None
+    if not sk.startswith("MEM#"):  # claims, standalone repair marks
+        return dict(item), {"ConditionExpression": "attribute_not_exists(pk)"}
+    out = dict(item)
+    old_key = out.pop("lsi1sk", None)
+    if old_key is not None and not is_marker(out):
+        out["recent_sk"] = old_key  # the same "<updated_at>#<id>"
+    condition = "attribute_not_exists(pk) OR #v < :v"
+    if is_marker(out):
+        condition += " OR (#v = :v AND attribute_not_exists(#del))"
+    return out, {
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": {"#v": "version", **({"#del": "deleted"} if is_marker(out) else {})},
+        "ExpressionAttributeValues": {":v": out["version"]},
+    }
+
+
+class TableCopy:
+    def __init__(
+        self, client: Any, source: str, target: str, *, run: str = "copy", segments: int = 4, page: int = PAGE
+    ) -> None:
+        self.client = client
+        self.source = source
+        self.target = target
+        self.run = run
+        self.segments = segments
+        self.page = page
+
+    def _checkpoint_key(self, segment: int) -> dict[str, Any]:
+        return {"pk": {"S": f"MIGRATION#{self.run}"}, "sk": {"S": f"SEGMENT#{segment}/{self.segments}"}}
+
+    def _checkpoint(self, segment: int) -> dict[str, Any] | None:
+        out = self.client.get_item(TableName=self.target, Key=self._checkpoint_key(segment), ConsistentRead=True)
+        return out.get("Item")
+
+    def _save(self, segment: int, cursor: dict[str, Any] | None) -> None:
+        item = {**self._checkpoint_key(segment), "done": {"BOOL": cursor is None}}
+        if cursor is not None:
+            item["cursor"] = {"S": json.dumps(cursor)}
+        self.client.put_item(TableName=self.target, Item=item)
+
+    def copy(self, *, workers: int = 4, max_pages: int | None = None) -> Copied:
+        """Every segment (``workers`` at once); ``max_pages`` per segment stops early (tests)."""
+        total = Copied()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for part in pool.map(lambda s: self.copy_segment(s, max_pages=max_pages), range(self.segments)):
+                total.add(part)
+        total.done.sort()
+        return total
+
+    def copy_segment(self, segment: int, *, max_pages: int | None = None) -> Copied:
+        """One segment of the parallel ``Scan``, from its checkpoint on."""
+        result = Copied()
+        saved = self._checkpoint(segment)
+        if saved is not None and saved["done"]["BOOL"]:
+            result.done.append(segment)
+            return result
+        request: dict[str, Any] = {
+            "TableName": self.source,
+            "Segment": segment,
+            "TotalSegments": self.segments,
+            "Limit": self.page,
+            "ConsistentRead": True,
+        }
+        if saved is not None and "cursor" in saved:
+            request["ExclusiveStartKey"] = json.loads(saved["cursor"]["S"])
+        pages = 0
+        while max_pages is None or pages < max_pages:
+            out = self.client.scan(**request)
+            for item in out.get("Items", []):
+                self._put(item, result)
+            last = out.get("LastEvaluatedKey")
+            self._save(segment, last)
+            pages += 1
+            if not last:
+                result.done.append(segment)
+                break
+            request["ExclusiveStartKey"] = last
+        return result
+
+    def _put(self, item: dict[str, Any], result: Copied) -> None:
+        plan = converted(item)
+        if plan is None:
+            result.skipped += 1
+            return
+        new, condition = plan
+        try:
+            self.client.put_item(TableName=self.target, Item=new, **condition)
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+            result.kept += 1
+            return
+        result.put += 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mnemo.backends.aws.migrate",
+        description="Copy a memories table (the former layout, with the recent LSI) into a table of today's "
+        "layout; resumable, and safe to run again. Credentials and region as for the AWS CLI.",
+    )
+    parser.add_argument("--source", required=True, help="the old table's name")
+    parser.add_argument("--target", required=True, help="the new table's name (created by the stack)")
+    parser.add_argument("--segments", type=int, default=8, help="parallel Scan segments (fixed for a run)")
+    parser.add_argument("--workers", type=int, default=4, help="segments copied at once")
+    parser.add_argument("--run", default="copy", help="the run's name: the same resumes it, a new one copies anew")
+    parser.add_argument("--endpoint-url", help="a DynamoDB endpoint other than AWS's (tests, DynamoDB Local)")
+    args = parser.parse_args(argv)
+
+    import boto3
+
+    client = boto3.client("dynamodb", endpoint_url=args.endpoint_url)
+    job = TableCopy(client, args.source, args.target, run=args.run, segments=args.segments)
+    result = job.copy(workers=args.workers)
+    print(
+        json.dumps(
+            {"put": result.put, "kept": result.kept, "skipped": result.skipped, "segments_done": len(result.done)}
+        )
+    )
+    return 0 if len(result.done) == args.segments else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
