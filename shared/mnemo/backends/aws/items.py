@@ -9,10 +9,11 @@ Key design (every memory key lives inside its workspace and project):
   project (an LSI caps a project's items at 10 GB: docs/scale.md), but it is read eventually
   consistently, so a listing merges the project's change log (below) over it.
 * the **change log**: every write of a memory first puts a small item
-  ``pk = CHG#<ws>#<prj>#<bucket>``, ``sk = <written_at>#<id>`` (:func:`change_item`): the
-  project's changes, in partitions of :data:`LOG_BUCKET_S` seconds of write time, gone after
-  :data:`LOG_TTL_S`. Read consistently, it names the memories changed in the last minutes; their
-  items (read consistently by key) are the truth. No partition key of the table or of an index
+  ``pk = CHG#<ws>#<prj>#<bucket>``, ``sk = <changed_at>#<id>`` (:func:`change_item`;
+  ``changed_at`` is the record's ``updated_at`` or the delete's time): the project's changes, in
+  partitions of :data:`LOG_BUCKET_S` seconds, gone after :data:`LOG_TTL_S`. Read consistently,
+  it names the memories changed in the last minutes; their items (read consistently by key) are
+  the truth. No partition key of the table or of an index
   grows with a project: a log partition holds one bucket's writes, and there is no LSI.
 * the sparse GSI ``repair`` (``repair_pk = REPAIR#<0-7>``, ``repair_sk = <marked_at>#<id>``) holds
   only records whose index write failed, for the cleanup job to find without a Scan.
@@ -49,7 +50,7 @@ REPAIR_INDEX = "repair"
 REPAIR_SHARDS = 8
 #: a listing reads at most this many items (pages of ``Query``) before it answers with what it has
 MAX_LISTING_ITEMS = 5000
-#: the change log's partitions: one per project and this many seconds of write time
+#: the change log's partitions: one per project and this many seconds of change time
 LOG_BUCKET_S = 300
 #: how long a change log entry stays: beyond the longest search window
 #: (``search_recent_window_s`` ≤ 3600) and a bucket; reads also bound the window themselves

@@ -12,7 +12,7 @@ read and try again (``_write_claimed``, the one retry loop of ``create`` and ``r
 Every change of a memory is one conditional write of its item (a put; a delete is an update that
 leaves a delete marker, ``items.delete_marker_update``), alone or in that transaction with its
 claim; the table's stream carries it to the index (``stream.py`` and the indexer). Before it, the
-write puts its entry in the project's change log (``items.change_item``: id and write time, in a
+write puts its entry in the project's change log (``items.change_item``: id and change time, in a
 partition of five minutes), so the change is findable the moment the write returns:
 :meth:`DynamoMemoryStore.recent_changes` reads the log consistently and the changed items by key
 (the changes the index may not show yet, for the search adapter), and :meth:`~DynamoMemoryStore.recent`
@@ -147,12 +147,14 @@ class DynamoMemoryStore:
             return _failed(exc) or ["Unknown"] * len(actions)
         return None
 
-    def _log(self, scope: Scope, memory_id: str) -> None:
-        """The change log entry of a write about to happen (``items.change_item``)."""
-        self.client.put_item(TableName=self.table, Item=change_item(scope, memory_id, utc_now(), self.log_bucket_s))
+    def _log(self, scope: Scope, memory_id: str, at: datetime) -> None:
+        """The change log entry of a write about to happen, at the change's time (``updated_at``,
+        or the delete's: the time the former LSI sorted it by, so a record written with an older
+        ``updated_at``, an import's, is no recent change either)."""
+        self.client.put_item(TableName=self.table, Item=change_item(scope, memory_id, at, self.log_bucket_s))
 
     def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
-        self._log(Scope(record.workspace_id, record.project_id), record.id)
+        self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at)
         claim = _claim(record)
         put = {
             "Put": {
@@ -244,7 +246,7 @@ class DynamoMemoryStore:
 
     def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
-        self._log(Scope(record.workspace_id, record.project_id), record.id)
+        self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at)
         put: dict[str, Any] = {
             "TableName": self.table,
             "Item": memory_item(record),
@@ -273,8 +275,9 @@ class DynamoMemoryStore:
         """The memory becomes a delete marker (``items.delete_marker_update``: one ``UpdateItem``),
         which the stream turns into a tombstone and searches see among the recent changes; with
         its claim, when it holds it (one transaction)."""
-        self._log(scope, memory_id)
-        update = {"TableName": self.table, **delete_marker_update(scope, memory_id, expected_version, utc_now())}
+        now = utc_now()
+        self._log(scope, memory_id, now)
+        update = {"TableName": self.table, **delete_marker_update(scope, memory_id, expected_version, now)}
         if record is not None:
             failed = self._transact([{"Update": update}, self._claim_delete(record, _claim(record))])
             if failed is None:
