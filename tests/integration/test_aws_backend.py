@@ -183,6 +183,7 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     tenant.call("memory_add", content="warm up the index")
     tenant.call("memory_search", q="warm")
     stream_drain.drain(own_backend)
+    tenant.call("memory_get", id=tenant.call("memory_search", q="warm").memories[0].id)  # tenant cache warm again
     costs = {}
 
     def measure(name, tool, **arguments):
