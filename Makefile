@@ -80,7 +80,7 @@ run: $(RUNTIME_ENV)
 ## console in a real headless Chromium, the MCP clients of tests/clients, the built Lambda
 ## artifacts in tests/built)
 test: $(ENV) $(SAM_STAMP) lint browser clients
-	MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python -m pytest
+	HYPOTHESIS_PROFILE=ci MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python -m pytest
 
 ## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
 ## (apt, once; nothing to do when they are installed)
@@ -99,12 +99,13 @@ lint: $(ENV)
 
 ## check: the fast loop before a commit (about 3 minutes): lint, types, and the unit and contract
 ## suites on SQLite without the tests marked slow, aws, browser or node (tests/conftest.py marks
-## them). Select more by marker, e.g. `.venv/bin/python -m pytest tests/e2e -m "not aws"`.
+## them), the property suites among them with the `dev` fuzz budgets. Select more by marker, e.g.
+## `.venv/bin/python -m pytest tests/e2e -m "not aws"`.
 check: $(ENV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest tests/unit tests/contract -q -m "not slow and not aws and not browser and not node"
+	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest tests/unit tests/contract -q -m "not slow and not aws and not browser and not node"
 
 ## unit: the fast suites only
 unit: $(ENV)
@@ -112,13 +113,12 @@ unit: $(ENV)
 
 ## fuzz: the property-based suites with long budgets (Schemathesis, the contract state machine, the
 ## timestamp grammar, tenant isolation, the LIKE matcher), on both backends; `make test` runs the
-## same suites with small ones
+## same suites with the `ci` budgets, `make check` with the `dev` ones (Hypothesis profiles,
+## HYPOTHESIS_PROFILE: tests/support/fuzz.py)
 fuzz: $(ENV)
-	MNEMO_REQUIRE_OPENSEARCH=1 MNEMO_FUZZ_EXAMPLES=300 MNEMO_FUZZ_STEPS=40 MNEMO_MODEL_EXAMPLES=300 \
-	MNEMO_MODEL_STEPS=40 MNEMO_TIMESTAMP_EXAMPLES=1000 MNEMO_HYPOTHESIS_EXAMPLES=300 MNEMO_LIKE_EXAMPLES=20000 \
-		$(BIN)/python -m pytest tests/hardening tests/contract/test_state_machine.py \
+	MNEMO_REQUIRE_OPENSEARCH=1 HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest tests/hardening tests/contract/test_state_machine.py \
 		tests/contract/test_isolation_property.py tests/contract/test_hostile_arguments.py \
-		tests/unit/test_like_patterns.py -p no:cacheprovider --timeout 3600 --durations=15
+		tests/unit/test_like_patterns.py tests/unit/test_matching_words.py -p no:cacheprovider --timeout 3600 --durations=15
 
 ## bench: benchmarks; writes bench/results/latest.md
 bench: $(ENV)

@@ -26,7 +26,11 @@ from mnemo.service import tenancy
 from mnemo.service.identity import Caller
 from mnemo.service.pipeline import Service
 
+from tests.support import fuzz
 from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
+
+#: the fuzz budgets' profile (HYPOTHESIS_PROFILE: dev, ci — the default — or deep; tests/support/fuzz.py)
+fuzz.load()
 
 #: the key that every file in events/ carries
 EVENTS_KEY = "test-events-key-0123456789"
@@ -45,18 +49,24 @@ NODE_MODULES = frozenset(
         "integration/test_mcp_oauth.py",
     }
 )
-#: unit and contract modules that take tens of seconds: worker processes, property searches
+#: unit and contract modules that take tens of seconds: worker processes, long computations
 SLOW_MODULES = frozenset(
+    {
+        "unit/test_worker_pool.py",
+        "unit/test_worker_instance.py",
+        "unit/test_bench_quality_set.py",
+        "unit/test_moto_transactions.py",
+    }
+)
+#: unit and contract property searches: slow with the ``ci`` and ``deep`` budgets, seconds with
+#: ``dev``'s (``make check``), which therefore runs them
+FUZZ_MODULES = frozenset(
     {
         "contract/test_state_machine.py",
         "contract/test_isolation_property.py",
         "contract/test_hostile_arguments.py",
         "unit/test_like_patterns.py",
-        "unit/test_worker_pool.py",
-        "unit/test_worker_instance.py",
-        "unit/test_bench_quality_set.py",
         "unit/test_matching_words.py",
-        "unit/test_moto_transactions.py",
     }
 )
 #: single slow tests in otherwise quick modules (property searches over random corpora)
@@ -74,7 +84,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         except ValueError:
             continue
         name = f"{where}::{getattr(item, 'originalname', item.name)}"
-        if where.split("/", 1)[0] in SLOW_SUITES or where in SLOW_MODULES or name in SLOW_TESTS:
+        fuzz_is_slow = where in FUZZ_MODULES and fuzz.profile() != "dev"
+        if where.split("/", 1)[0] in SLOW_SUITES or where in SLOW_MODULES or fuzz_is_slow or name in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
         if where in NODE_MODULES:
             item.add_marker(pytest.mark.node)

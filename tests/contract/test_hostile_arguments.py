@@ -4,7 +4,6 @@ holds for multi-byte characters, and a rejected call leaves the store as it was.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from mnemo.service.catalog import TOOLS
 
 from tests.contract.conftest import Tenant
 from tests.hardening.spec import ODD_QUERIES
+from tests.support.fuzz import examples
 
 SEEDS = [
     ("alpha beta gamma", "insight", ["seed"], "acme/pricing"),
@@ -194,8 +194,7 @@ def like_seeded(tenant: Tenant) -> Tenant:
 
 
 @settings(
-    max_examples=int(os.environ.get("MNEMO_HYPOTHESIS_EXAMPLES", "40")),
-    deadline=None,
+    max_examples=examples("hostile_arguments"),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(

@@ -15,12 +15,11 @@ with any of its keys. After every call:
 and after each sequence B's projects hold exactly the records they held before, found by the
 same searches. The workspaces are built once per test and shared by its examples (A's side
 drifts as sequences add, change and delete A's memories; B must not change at all).
-Budgets are small in ``make test`` (30 examples); set MNEMO_HYPOTHESIS_EXAMPLES for more.
+Budget: ``examples("isolation")`` (tests/support/fuzz.py: 30 in ``make test``, more in ``make fuzz``).
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
 
@@ -36,8 +35,8 @@ from mnemo.service.identity import DELETE, READ, WRITE
 
 from tests.contract.conftest import new_tenant
 from tests.contract.tool_args import arguments_for, dumped
+from tests.support.fuzz import examples
 
-EXAMPLES = int(os.environ.get("MNEMO_HYPOTHESIS_EXAMPLES", "30"))
 MARKER = "zebrasecret"  # a word in every B memory, used by A's queries
 SHARED_KEY = "shared-idempotency-key"
 
@@ -165,8 +164,7 @@ def world(svc) -> World:
 
 
 @settings(
-    max_examples=EXAMPLES,
-    deadline=None,
+    max_examples=examples("isolation"),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(ops=operations)

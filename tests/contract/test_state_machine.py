@@ -3,12 +3,12 @@ the contract (docs/contract.md §2–3), on every backend. After every step the 
 compared with the model, so a lost update, a resurrected delete or a stale index shows at once.
 
 Tools the registry does not (yet) hold are skipped: ``forget``, ``search_memory`` and ``recall``
-rules run once those tools are registered. Budget: ``MNEMO_MODEL_EXAMPLES`` sequences of
-``MNEMO_MODEL_STEPS`` steps (25 × 15 in ``make test``; ``make fuzz`` raises both)."""
+rules run once those tools are registered. Budget: ``examples("state_machine")`` sequences of
+``examples("state_machine_steps")`` steps (tests/support/fuzz.py: 25 × 15 in ``make test``;
+``make fuzz`` raises both)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,9 +33,7 @@ from mnemo.service.catalog import TOOLS
 from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import Tenant, new_tenant
-
-EXAMPLES = int(os.environ.get("MNEMO_MODEL_EXAMPLES", "25"))
-STEPS = int(os.environ.get("MNEMO_MODEL_STEPS", "15"))
+from tests.support.fuzz import examples
 
 #: words the generated memories are made of, so term searches hit something: Latin (with a
 #: case-fold that changes length), CJK with no spaces, and words that share a prefix
@@ -288,9 +286,8 @@ def test_random_call_sequences_agree_with_the_model(ports: Ports) -> None:
     run_state_machine_as_test(
         machine,
         settings=settings(
-            max_examples=EXAMPLES,
-            stateful_step_count=STEPS,
-            deadline=None,
+            max_examples=examples("state_machine"),
+            stateful_step_count=examples("state_machine_steps"),
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
         ),
     )

@@ -9,12 +9,11 @@ and the last day a four-digit year can write (``9999-12-31T23:59:59-12:00`` and
 ``0001-01-01T00:00:00+14:00`` were 500s). The expected answer is computed here with integer
 arithmetic on the fields, independently of the service's parser: the instant exists, falls between
 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z in UTC and lies in the future → 200 with that
-instant; otherwise 400. Budget: ``MNEMO_TIMESTAMP_EXAMPLES`` (60 in ``make test``)."""
+instant; otherwise 400. Budget: ``examples("timestamps")`` (tests/support/fuzz.py: 60 in ``make test``)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,8 +25,8 @@ from hypothesis import strategies as st
 from tests.e2e.conftest import RunningServer
 from tests.hardening.conftest import Outcome, mcp_call, rest_call
 from tests.hardening.spec import assert_spec_error
+from tests.support.fuzz import examples
 
-EXAMPLES = int(os.environ.get("MNEMO_TIMESTAMP_EXAMPLES", "60"))
 DAY_MS = 86_400_000
 MIN_MS = datetime(1, 1, 1).toordinal() * DAY_MS
 MAX_MS = datetime(9999, 12, 31).toordinal() * DAY_MS + DAY_MS - 1
@@ -168,8 +167,7 @@ def target(hard_server: RunningServer) -> str:
 
 
 @settings(
-    max_examples=EXAMPLES,
-    deadline=None,
+    max_examples=examples("timestamps"),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=rfc3339())

@@ -3,7 +3,6 @@ matcher, held to SQLite's own ``LIKE … ESCAPE '\\'`` on random patterns and st
 
 from __future__ import annotations
 
-import os
 import sqlite3
 
 import pytest
@@ -18,6 +17,8 @@ from mnemo.like import (
 )
 from mnemo.models.tools import SearchMemoryArgs
 from pydantic import ValidationError
+
+from tests.support.fuzz import examples
 
 
 @pytest.mark.parametrize("pattern", ["%", "acme/%", "a_c", "100\\%", "\\\\", "a\\\\", "\\x", "é%"])
@@ -98,7 +99,7 @@ def sqlite_like():
     conn.close()
 
 
-@settings(max_examples=int(os.environ.get("MNEMO_LIKE_EXAMPLES", "1500")), deadline=None)
+@settings(max_examples=examples("like"))
 @given(case=pattern_and_value())
 def test_the_matcher_agrees_with_sqlites_like_on_random_patterns(sqlite_like, case):
     pattern, value = case

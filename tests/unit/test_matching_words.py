@@ -8,13 +8,15 @@ from hypothesis import strategies as st
 from mnemo import text
 from mnemo.service.retrieval.matching import _Words
 
+from tests.support.fuzz import examples
+
 _WORDS = ["deploy", "deploys", "deployed", "deployment", "deploym", "dep", "freeze", "freezes", "frozen",
           "数据", "据库", "会議", "run", "running", "runner", "a", "ab", "abc", "news", "new"]  # fmt: skip
 words = st.lists(st.sampled_from(_WORDS) | st.text("abdeoy", min_size=1, max_size=6), max_size=12)
 queries = st.sampled_from(_WORDS) | st.text("abdeoy", min_size=1, max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples("matching_words"))
 @given(doc=words, query=queries, prefix=st.booleans())
 def test_the_lookup_answers_as_the_reference_rule(doc: list[str], query: str, prefix: bool) -> None:
     term = text.QueryTerm(query, prefix=prefix)
