@@ -10,6 +10,7 @@ them; the routers are handed the service (``api.http.ServiceProvider``) and neve
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -66,8 +67,14 @@ def imports_of(path: Path) -> set[str]:
     return {name for name in found if name.startswith("mnemo.")}
 
 
+@functools.cache
+def _parsed() -> dict[str, frozenset[str]]:
+    return {module_name(path): frozenset(imports_of(path)) for path in PACKAGE.rglob("*.py")}
+
+
 def graph() -> dict[str, set[str]]:
-    return {module_name(path): imports_of(path) for path in PACKAGE.rglob("*.py")}
+    """Every module's imports: the package is parsed once per run, each caller gets its own copy."""
+    return {module: set(targets) for module, targets in _parsed().items()}
 
 
 def _within(name: str, prefix: str) -> bool:
