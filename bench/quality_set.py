@@ -350,21 +350,37 @@ def _ts(value: datetime) -> str:
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def words_of(memory: dict[str, Any]) -> set[str]:
+class Words(frozenset[str]):
+    """A memory's words, with the inflection families they belong to (read once: ``holds`` asks
+    for them for every memory and query the generator tries, millions of times)."""
+
+    families: frozenset[int]
+
+    def __new__(cls, words: Iterable[str]) -> Words:
+        made = super().__new__(cls, words)
+        made.families = frozenset(FAMILY_OF[w] for w in made if w in FAMILY_OF)
+        return made
+
+
+def words_of(memory: dict[str, Any]) -> Words:
     """A memory's English words: lower-cased letter/digit runs of content, tags and path."""
-    return set(_WORD.findall(_fold(" ".join([memory["content"], *memory["tags"], memory["path"]]))))
+    return Words(_WORD.findall(_fold(" ".join([memory["content"], *memory["tags"], memory["path"]]))))
 
 
 def _fold(value: str) -> str:
     return unicodedata.normalize("NFKC", value).casefold()
 
 
-def holds(memory_words: set[str], query: Iterable[str]) -> bool:
+def holds(memory_words: set[str] | Words, query: Iterable[str]) -> bool:
     """Whether the memory holds each query word, or another inflection of it (its family): a
     memory that says ``fridays`` is what a query for ``friday`` means."""
+    if isinstance(memory_words, Words):
+        families = memory_words.families
+    else:
+        families = frozenset(FAMILY_OF[w] for w in memory_words if w in FAMILY_OF)
     for q in query:
         family = FAMILY_OF.get(q)
-        if q not in memory_words and (family is None or not any(FAMILY_OF.get(w) == family for w in memory_words)):
+        if q not in memory_words and (family is None or family not in families):
             return False
     return True
 
