@@ -23,7 +23,8 @@ RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test check install install-runtime clients lint unit fuzz bench clean openapi docs browser screenshots
+.PHONY: run test suites prepare engines engine-opensearch engine-keycloak sam-cli check install install-runtime clients lint unit fuzz bench clean openapi \
+	docs browser screenshots
 
 $(BIN)/python:
 	@echo "Creating $(VENV) with $(PYTHON)"
@@ -72,6 +73,28 @@ $(SAM_STAMP): constraints-sam.txt
 	@rm -f $(SAM_VENV)/.installed-*
 	@touch $(SAM_STAMP)
 
+sam-cli: $(SAM_STAMP)
+
+## engines: the OpenSearch and Keycloak distributions the AWS and OAuth suites start (fetched and
+## unpacked once into .cache; scripts/opensearch.sh, scripts/keycloak.sh). The suites' fixtures
+## fetch them too, so a failure here only says why and leaves the verdict to them (a loud skip, or
+## an error under MNEMO_REQUIRE_*); fetched before pytest, it runs beside the other set-up steps
+## under `make -j` instead of inside the suite's first AWS or OAuth test.
+engines: engine-opensearch engine-keycloak
+
+FETCH = mkdir -p .cache && scripts/$(1).sh fetch > /dev/null 2> .cache/$(1)-fetch.log \
+	|| { echo "$(1) not fetched:"; tail -5 .cache/$(1)-fetch.log; }
+engine-opensearch:
+	@$(call FETCH,opensearch)
+engine-keycloak:
+	@$(call FETCH,keycloak)
+
+## prepare: everything the suites need before they start: the venv, then the independent steps,
+## side by side under `make -j` (`make -j4 test` also runs lint beside them). Run `make install`
+## alone first in a fresh clone when using -j: its two pip steps share the venv (.ci/run does).
+prepare: $(ENV)
+	@$(MAKE) --no-print-directory sam-cli clients browser engines
+
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
 run: $(RUNTIME_ENV)
 	$(BIN)/mnemo serve
@@ -79,7 +102,11 @@ run: $(RUNTIME_ENV)
 ## test: lint, types, template, and every test suite (contract suite on both backends, the
 ## console in a real headless Chromium, the MCP clients of tests/clients, the built Lambda
 ## artifacts in tests/built)
-test: $(ENV) $(SAM_STAMP) lint browser clients
+test: prepare lint
+	@$(MAKE) --no-print-directory suites
+
+## suites: every test suite, without lint or set-up (`make test` = prepare + lint + suites)
+suites:
 	HYPOTHESIS_PROFILE=ci MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python -m pytest
 
 ## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
