@@ -159,7 +159,7 @@ openapi: $(ENV)
 ## docs: regenerate the tool reference in docs/api.md from the registry and the models
 ## (tests/unit/test_api_reference.py fails when the committed file is out of date)
 docs: $(ENV)
-	$(BIN)/python -m mnemo.api.reference docs/api.md
+	$(BIN)/python scripts/api_reference.py docs/api.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLIENTS)/node_modules

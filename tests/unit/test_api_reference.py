@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from mnemo import errors
-from mnemo.api import reference
 from mnemo.api.openapi import build_openapi
 from mnemo.models.tools import ErrorBody
 from mnemo.service.catalog import ADMIN_OPERATIONS, TOOLS
+
+from scripts import api_reference as reference
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 API_MD = DOCS / "api.md"
