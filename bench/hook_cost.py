@@ -28,7 +28,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from tests.e2e.conftest import start_server, stop_server
+from tests.support.server import start_server, stop_server
 
 OUT = Path(__file__).resolve().parent / "results" / "hook_cost.json"
 MNEMO = Path(sys.executable).parent / "mnemo"

@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
-from tests.e2e.conftest import RunningServer
 from tests.e2e.test_local_server import call
+from tests.support.http import Headers, request
+from tests.support.server import RunningServer
 
 
 def admin_call(
     server: RunningServer, method: str, path: str, body: object = None, *, key: str | None = None
-) -> tuple[int, dict[str, str], dict]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"{server.url}{path}", data=data, method=method)
-    request.add_header("Authorization", f"Bearer {key or server.key}")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, dict(reply.headers), json.loads(reply.read())
-    except urllib.error.HTTPError as err:
-        return err.code, dict(err.headers), json.loads(err.read())
+) -> tuple[int, Headers, dict]:
+    reply = request(server, method, path, body, key=key, content_type=None if body is None else "application/json")
+    return reply.status, reply.headers, reply.body
 
 
 def test_an_admin_key_creates_lists_and_revokes_keys_over_http(server):
@@ -68,8 +59,7 @@ def test_projects_and_limits_over_http_and_in_the_openapi_document(server):
     _, _, limits = admin_call(server, "GET", "/v1/admin/limits")
     assert (limits["search"], limits["write"]) == (120, 60)
 
-    with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=10) as reply:
-        doc = json.loads(reply.read())
+    doc = request(server, "GET", "/openapi.json", content_type=None).body
     assert set(doc["paths"]["/v1/admin/keys"]) == {"get", "post"}
     assert "post" in doc["paths"]["/v1/admin/keys/{key_id}/revoke"]
 

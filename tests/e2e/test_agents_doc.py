@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, start_server, stop_server
 from tests.e2e.readme_runner import blocks
+from tests.support.server import RunningServer, start_server, stop_server
 
 pytestmark = pytest.mark.timeout(300)
 

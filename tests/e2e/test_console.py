@@ -19,9 +19,9 @@ import pytest
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.keys import Keys
 
-from tests.e2e.conftest import RunningServer, start_server, stop_server
 from tests.e2e.test_cli import mnemo
 from tests.support import browser as chromium
+from tests.support.server import RunningServer, start_server, stop_server
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from tests.e2e.conftest import start_server, stop_server
+from tests.support.server import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "shared" / "mnemo" / "api" / "console"

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +20,9 @@ from pathlib import Path
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
 
-from tests.e2e.conftest import free_port
+from tests.support.http import NO_KEY, Server, request
 from tests.support.processes import default_sigint, stop
+from tests.support.server import free_port
 
 BANNER = "Mnemo listening on http://127.0.0.1:"
 #: the AWS backend pointed at a port where nothing listens
@@ -99,23 +99,12 @@ def serve(
 
 
 def post(url: str, path: str, key: str, body: object) -> tuple[int, dict]:
-    request = urllib.request.Request(
-        f"{url}{path}",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
+    reply = request(Server(url, key), "POST", path, body)
+    return reply.status, reply.body
 
 
 def get(url: str, path: str, key: str | None = None) -> int:
-    request = urllib.request.Request(f"{url}{path}", headers={"Authorization": f"Bearer {key}"} if key else {})
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        reply.read()
-        return reply.status
+    return request(Server(url, key or NO_KEY), "GET", path, content_type=None).status
 
 
 def one_error_line(start: Start, code: int, *needles: str) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, free_port, start_server, stop_server
 from tests.e2e.test_local_server import call
+from tests.support.server import RunningServer, free_port, start_server, stop_server
 
 pytestmark = pytest.mark.timeout(240)
 

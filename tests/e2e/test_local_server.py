@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
-from tests.e2e.conftest import RunningServer, start_server, stop_server
+from tests.support.http import Headers, request, send
+from tests.support.server import RunningServer, start_server, stop_server
 
 
 def call(
@@ -17,18 +16,10 @@ def call(
     key: str | None = None,
     raw: bytes | None = None,
     headers: dict[str, str] | None = None,
-) -> tuple[int, dict[str, str], dict]:
+) -> tuple[int, Headers, dict]:
     data = raw if raw is not None else json.dumps(body).encode()
-    request = urllib.request.Request(f"{server.url}/v1/tools/{tool}", data=data, method="POST")
-    request.add_header("Content-Type", "application/json")
-    request.add_header("Authorization", f"Bearer {key or server.key}")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, dict(reply.headers), json.loads(reply.read())
-    except urllib.error.HTTPError as err:
-        return err.code, dict(err.headers), json.loads(err.read())
+    reply = send(server, f"/v1/tools/{tool}", data, key=key, headers=dict(headers or {}))
+    return reply.status, reply.headers, reply.body
 
 
 def test_the_readme_tour(server):
@@ -98,8 +89,7 @@ def test_errors_have_the_spec_body(server):
 def test_openapi_is_served_and_names_every_tool(server):
     from mnemo.service.catalog import TOOLS
 
-    with urllib.request.urlopen(f"{server.url}/openapi.json", timeout=60) as reply:
-        doc = json.loads(reply.read())
+    doc = request(server, "GET", "/openapi.json", content_type=None, timeout=60).body
 
     assert doc["openapi"].startswith("3.1")
     operations = {op["post"]["operationId"] for path, op in doc["paths"].items() if path.startswith("/v1/tools/")}

@@ -14,9 +14,9 @@ import uuid
 
 import pytest
 
-from tests.e2e.conftest import start_server, stop_server
 from tests.e2e.test_cli import mnemo
 from tests.e2e.test_local_server import call
+from tests.support.server import start_server, stop_server
 
 pytestmark = pytest.mark.aws
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import RunningServer
+from tests.support.server import RunningServer
 
 pytestmark = pytest.mark.timeout(180)
 

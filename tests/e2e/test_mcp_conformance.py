@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import RunningServer
+from tests.support.server import RunningServer
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 NODE = CLIENTS / "node_modules" / ".bin" / "node"

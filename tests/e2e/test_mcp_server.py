@@ -17,7 +17,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.e2e.conftest import RunningServer
+from tests.support.server import RunningServer
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402

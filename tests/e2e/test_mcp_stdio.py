@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.conftest import start_server, stop_server
 from tests.e2e.test_cli import mnemo
 from tests.e2e.test_local_server import call
+from tests.support.server import start_server, stop_server
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402

@@ -8,13 +8,13 @@ import json
 import re
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, start_server, stop_server
 from tests.e2e.test_local_server import call
+from tests.support.http import request
+from tests.support.server import RunningServer, start_server, stop_server
 from tests.unit.test_privacy import HOSTILE
 
 pytestmark = pytest.mark.timeout(300)
@@ -30,12 +30,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 def mcp_call(server: RunningServer, tool: str, arguments: dict) -> dict:
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    request = urllib.request.Request(f"{server.url}/mcp", data=json.dumps(message).encode(), method="POST")
-    for name, value in {"Authorization": f"Bearer {server.key}", "Content-Type": "application/json",
-                        "Accept": "application/json"}.items():  # fmt: skip
-        request.add_header(name, value)
-    with urllib.request.urlopen(request, timeout=30) as reply:
-        return json.loads(reply.read())["result"]
+    reply = request(server, "POST", "/mcp", message, headers={"Accept": "application/json"})
+    assert reply.status == 200, reply.raw
+    return dict(reply.body["result"])
 
 
 def stored(server: RunningServer) -> list[str]:

@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import free_port
 from tests.e2e.readme_runner import Session, Step, blocks, commands
 from tests.support.processes import default_sigint, stop
+from tests.support.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -30,9 +30,9 @@ from mnemo.ports import Ports
 from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import Tenant, new_tenant
-from tests.e2e.conftest import start_server, stop_server
 from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, call
 from tests.hardening.spec import assert_spec_error
+from tests.support.server import start_server, stop_server
 
 THREADS = 12
 

@@ -13,9 +13,9 @@ from mnemo import text
 from mnemo.service.catalog import TOOLS
 
 from tests.contract.tool_args import arguments_for
-from tests.e2e.conftest import RunningServer
 from tests.hardening.conftest import MCP_META, Outcome, Reply, call, mcp_call, rest_call, send
 from tests.hardening.spec import INTERNALS, ODD_QUERIES, assert_spec_error
+from tests.support.server import RunningServer
 
 ADD = "/v1/tools/memory_add"
 SEARCH = "/v1/tools/memory_search"

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, start_server, stop_server
 from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, mcp_call, rest_call, send
 from tests.hardening.spec import assert_spec_error
 from tests.support.issuer import FakeIssuer
+from tests.support.server import RunningServer, start_server, stop_server
 from tests.unit.test_oauth_verifier import HOSTILE, hostile
 
 RESOURCE = "http://mnemo.test"

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from tests.e2e.conftest import start_server, stop_server
 from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, call, send
+from tests.support.server import start_server, stop_server
 
 MCP_HEADERS = {
     "Accept": "application/json, text/event-stream",

@@ -20,9 +20,9 @@ from mnemo.service.keys import key_id_for
 from schemathesis import CheckContext, Response
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.e2e.conftest import RunningServer
 from tests.hardening.spec import assert_spec_error
 from tests.support.fuzz import examples
+from tests.support.server import RunningServer
 
 MAX_EXAMPLES = examples("schemathesis")
 STATEFUL_STEPS = examples("schemathesis_steps")

@@ -24,9 +24,9 @@ from mnemo.service.identity import ADMIN, READ
 from mnemo.service.pipeline import Service
 
 from tests.conftest import EVENTS_KEY
-from tests.e2e.conftest import start_server, stop_server
 from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, call
 from tests.hardening.spec import INTERNALS, assert_spec_error
+from tests.support.server import start_server, stop_server
 
 CONTENT = "CanaryContent-q7Zx"  # every memory text carries it
 KEY = "CanaryKey-admin-Vb3n-0123456789"

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.conftest import RunningServer
 from tests.hardening.conftest import Outcome, mcp_call, rest_call
 from tests.hardening.spec import assert_spec_error
 from tests.support.fuzz import examples
+from tests.support.server import RunningServer
 
 DAY_MS = 86_400_000
 MIN_MS = datetime(1, 1, 1).toordinal() * DAY_MS

@@ -32,9 +32,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, free_port, start_server, stop_server
 from tests.e2e.readme_runner import Session, blocks, commands
 from tests.support.keycloak import GATEWAY_SECRET, KeycloakNode
+from tests.support.server import RunningServer, free_port, start_server, stop_server
 
 pytestmark = pytest.mark.timeout(1200)
 

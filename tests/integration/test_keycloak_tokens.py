@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, start_server, stop_server
 from tests.hardening.conftest import UNLIMITED, mcp_call, rest_call, send
 from tests.support.keycloak import GATEWAY_SECRET, OTHER_SECRET, KeycloakNode
+from tests.support.server import RunningServer, start_server, stop_server
 
 pytestmark = [pytest.mark.keycloak, pytest.mark.timeout(1200)]
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import RunningServer, free_port, start_server, stop_server
 from tests.hardening.conftest import UNLIMITED, send
 from tests.support.keycloak import GATEWAY_SECRET, KeycloakNode
+from tests.support.server import RunningServer, free_port, start_server, stop_server
 
 pytestmark = [pytest.mark.keycloak, pytest.mark.timeout(1200)]
 

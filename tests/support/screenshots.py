@@ -8,15 +8,14 @@ and saves one PNG per main page. Nothing here is a test; the browser tests check
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from tests.e2e.conftest import start_server, stop_server
 from tests.support.browser import Browser
+from tests.support.http import Server, request
+from tests.support.server import start_server, stop_server
 
 MEMORIES = [
     {
@@ -59,11 +58,10 @@ MEMORIES = [
 
 
 def _post(url: str, key: str, path: str, body: object) -> dict:
-    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST")
-    request.add_header("Authorization", f"Bearer {key}")
-    request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        return dict(json.loads(reply.read()))
+    reply = request(Server(url, key), "POST", path, body, timeout=10)
+    if reply.status != 200:
+        raise RuntimeError(f"{path}: {reply.status} {reply.raw[:500]!r}")
+    return dict(reply.body)
 
 
 def take(out: Path) -> list[Path]:
