@@ -79,7 +79,7 @@ def serve(
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a deadline, not a speed check: a loaded 2-core box starts slowly
     while process.poll() is None and time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
