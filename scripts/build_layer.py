@@ -47,6 +47,7 @@ NOT_IN_LAYER = {
     "protobuf": "never imported",
     # the embedded backend's vector search only; on AWS, OpenSearch searches the vectors
     "numpy": "SQLite backend only",
+    "usearch": "SQLite backend only",
 }
 
 PLATFORMS = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}

@@ -1,0 +1,116 @@
+"""The embedded backend's approximate vector search (``mnemo.backends.sqlite.vectors``, usearch
+HNSW from ``ann_min`` vectors): it answers as exact search does where the graph cannot be trusted
+— a selective filter — and sees vectors written after the graph was built."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mnemo.backends.sqlite import SqliteBackend
+from mnemo.backends.sqlite.vectors import VectorSearch
+from mnemo.models.records import Embedding, MemoryRecord
+from mnemo.ports import MemoryFilter, Scope, VectorQuery
+from mnemo.service import tenancy
+from ulid import ULID
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+DIM = 16
+MODEL = "graph-test"
+SIZE = 400
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    backend = SqliteBackend(tmp_path / "graph.db")
+    workspace, project = tenancy.create_workspace(backend, "graph")
+    scope = Scope(workspace.id, project.id)
+    rng = np.random.default_rng(5)
+    centres = _unit(rng.standard_normal((8, DIM)))
+    vectors = _unit(centres[rng.integers(0, 8, SIZE)] + 0.3 * rng.standard_normal((SIZE, DIM)))
+    with backend.store.unit_of_work():
+        for i, vector in enumerate(vectors):
+            # every 40th memory is of kind "rare": a filter that keeps 10 of 400
+            _write(backend, scope, vector, "rare" if i % 40 == 0 else "note")
+    yield backend, scope, centres
+    backend.close()
+
+
+def _write(backend: SqliteBackend, scope: Scope, vector: np.ndarray, kind: str) -> MemoryRecord:
+    record = MemoryRecord(
+        id=f"mem_{ULID()}",
+        workspace_id=scope.workspace_id,
+        project_id=scope.project_id,
+        content="memory",
+        kind=kind,
+        source="test",
+        version=1,
+        created_at=NOW,
+        updated_at=NOW,
+        embedding=Embedding.of(MODEL, vector.tolist()),
+    )
+    backend.store.create(record)
+    backend.index.upsert(record)
+    return record
+
+
+def _graph_search(backend: SqliteBackend, scope: Scope) -> VectorSearch:
+    search = VectorSearch(backend.db, ann_min=100)
+    search.similar(_query(scope, np.ones(DIM)))  # loads the matrix, starts the graph's build
+    deadline = time.monotonic() + 60
+    while not search.ann_ready(scope.project_id):
+        assert time.monotonic() < deadline, "the graph was not built in 60 s"
+        time.sleep(0.05)
+    return search
+
+
+def _query(
+    scope: Scope, vector: np.ndarray, *, kind: str | None = None, limit: int = 10, min_score: float = 0.0
+) -> VectorQuery:
+    flt = MemoryFilter(now=NOW, kind=kind)
+    return VectorQuery(scope, _unit(np.asarray(vector, float)).tolist(), MODEL, flt, limit, min_score)
+
+
+def _ids(hits) -> list[str]:
+    return [h.record.id for h in hits]
+
+
+def test_a_selective_filter_finds_what_exact_search_finds(project) -> None:
+    # Given a graph over 400 vectors, 10 of them of kind "rare"
+    backend, scope, centres = project
+    graph, exact = _graph_search(backend, scope), VectorSearch(backend.db, ann_min=None)
+    for centre in centres:
+        # When every vector clears the floor, and the filter keeps fewer memories than the
+        # graph's neighbours hold (128 of 400: about 3 "rare" ones among them)
+        query = _query(scope, centre, kind="rare", limit=10, min_score=-1.0)
+        # Then the answer is exact search's: all 10, in the same order
+        hits = graph.similar(query)
+        assert _ids(hits) == _ids(exact.similar(query))
+        assert len(hits) == 10
+
+
+def test_unfiltered_answers_keep_exact_search_top_ten(project) -> None:
+    backend, scope, centres = project
+    graph, exact = _graph_search(backend, scope), VectorSearch(backend.db, ann_min=None)
+    for centre in centres:
+        query = _query(scope, centre)
+        assert set(_ids(graph.similar(query))) == set(_ids(exact.similar(query)))
+
+
+def test_a_vector_written_after_the_build_is_found(project) -> None:
+    backend, scope, _ = project
+    graph = _graph_search(backend, scope)
+    # Given a memory written after the graph was built, pointing where no other memory does
+    lonely = _unit(np.arange(DIM, dtype=float) - DIM / 2)
+    record = _write(backend, scope, lonely, "note")
+    # Then it is the nearest to its own vector, found through the graph
+    hits = graph.similar(_query(scope, lonely, limit=1))
+    assert graph.ann_ready(scope.project_id)
+    assert _ids(hits) == [record.id] and hits[0].score == pytest.approx(1.0, abs=1e-5)
