@@ -3,6 +3,7 @@ hybrid ``recall`` in process, and the top-10 overlap of approximate against exac
 
     python -m bench.vectors                       # SQLite, 100,000 memories
     python -m bench.vectors --size 20000 --queries 100
+    python -m bench.vectors --backends half       # the vector half alone, no store: minutes
     python -m bench.vectors --backends node --node-size 50000   # the OpenSearch test node alone
 
 * The memories' text is the latency corpus (``bench.corpus.generate``), so the word half of
@@ -254,6 +255,61 @@ def run_sqlite(workdir: Path, size: int, n_queries: int, ann_min: int | None = N
     return out
 
 
+def run_vector_half(size: int, n_queries: int) -> dict[str, Any]:
+    """The vector half alone, at ``size``, on the clustered set, with the same parts and
+    parameters as ``mnemo.backends.sqlite.vectors`` but no database: the exact product and partial
+    sort against the graph's neighbours re-scored from the matrix — CPU per query, the graph's
+    build, and the top-10 overlap at recall's floor. (Filling a store with 100,000 memories
+    through the ports takes about an hour on the shared 2-core machine; this takes minutes.)"""
+    import numpy as np
+    from mnemo.backends.sqlite import vectors as sqlite_vectors
+    from usearch.index import Index
+
+    vectors = VectorSet("clustered", size)
+    matrix = vectors.memories
+    queries = [np.asarray(vectors.query(q), np.float32) for _, q in corpus.queries(SEED, n_queries)]
+    pool = 100  # recall's POOL: what the vector half asks for
+    started = time.process_time()
+    graph = Index(
+        ndim=DIM,
+        metric="cos",
+        dtype="i8",
+        connectivity=sqlite_vectors.ANN_CONNECTIVITY,
+        expansion_add=sqlite_vectors.ANN_EXPANSION_ADD,
+        expansion_search=sqlite_vectors.ANN_EXPANSION_SEARCH,
+    )
+    graph.add(np.arange(size), matrix, threads=1)
+    build_cpu = time.process_time() - started
+    exact_cpu, graph_cpu, shares = [], [], []
+    for q in queries:
+        started = time.process_time()
+        scores = matrix @ q
+        top = np.argpartition(scores, -pool)[-pool:]
+        top = top[np.argsort(-scores[top])]
+        exact_cpu.append(time.process_time() - started)
+        started = time.process_time()
+        keys = graph.search(q, max(2 * pool, sqlite_vectors.ANN_FETCH), threads=1).keys
+        near = matrix[keys] @ q
+        got = keys[np.argsort(-near)]
+        graph_cpu.append(time.process_time() - started)
+        want = [int(i) for i in top[:TOP] if scores[i] >= FLOOR]
+        if want:
+            kept = {int(i) for i in got[:TOP]}
+            shares.append(sum(1 for i in want if i in kept) / len(want))
+    return {
+        "size": size,
+        "graph_build_cpu_s": round(build_cpu, 1),
+        "exact_cpu": summary_ms(exact_cpu),
+        "graph_cpu": summary_ms(graph_cpu),
+        "overlap": {
+            "queries": len(shares),
+            "mean": round(sum(shares) / max(1, len(shares)), 4),
+            "worst": min(shares, default=float("nan")),
+            "below_1": sum(1 for s in shares if s < 1),
+        },
+    }
+
+
 def run_node(size: int, n_queries: int) -> dict[str, Any] | str:
     """On the test node (local, one 512 MB-heap JVM on this machine): the clustered set in two
     indexes — today's ``knn_vector`` without a method, searched exactly by ``script_score``, and
@@ -344,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=SIZE)
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--backends", default="sqlite", help="sqlite and/or node (the OpenSearch test node)")
+    parser.add_argument("--backends", default="sqlite", help="sqlite, half (the vector half alone), node")
     parser.add_argument("--node-size", type=int, default=None, help="documents on the node (default: --size)")
     parser.add_argument("--ann-min", type=int, default=None, help="the SQLite graph's threshold (default: the code's)")
     parser.add_argument("--out", type=Path, default=None, help="write the figures (JSON) here too")
@@ -354,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.backends.split(","):
             if name == "sqlite":
                 result[name] = run_sqlite(Path(tmp), args.size, args.queries, args.ann_min)
+            elif name == "half":
+                result[name] = run_vector_half(args.size, args.queries)
             else:
                 result[name] = run_node(args.node_size or args.size, args.queries)
             print(json.dumps({name: result[name]}, indent=1), flush=True)
