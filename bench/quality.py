@@ -51,14 +51,16 @@ K = 5
 
 def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """A workspace holding the set's memories; (the caller, memory id → the set's id)."""
-    from mnemo.embedding import default_embedder
+    from mnemo.config import Settings
+    from mnemo.embedding import build_embedder
     from mnemo.models.records import Embedding, MemoryRecord, RateLimits
     from mnemo.ports import Scope, VersionConflict
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
     from ulid import ULID
 
-    svc = Service(ports, embedder=default_embedder())
+    cfg = Settings()
+    svc = Service(ports, embedder=build_embedder(cfg.embedder, cfg))  # MNEMO_EMBEDDER, default static
     workspace, project = tenancy.create_workspace(ports, "quality")
     ports.tenants.set_limits(workspace.id, RateLimits(search=1_000_000, write=1_000_000))
     key = tenancy.create_key(ports, workspace.id, label="quality", scopes=["memory:read", "memory:write"]).plain
@@ -260,7 +262,10 @@ def run(workdir: Path, backends: tuple[str, ...] = ("sqlite", "aws")) -> dict[st
     import time
 
     data = quality_set.load()
+    from mnemo.config import Settings
+
     out: dict[str, Any] = {
+        "embedder": Settings().embedder,
         "set": {
             "memories": len(data["memories"]),
             "queries": len(data["queries"]),
@@ -294,7 +299,8 @@ def markdown(res: dict[str, Any]) -> list[str]:
     lines = [
         f"The labelled set `bench/data/quality.json` (`bench/quality_set.py`): {s['memories']} memories "
         f"({', '.join(f'{n} {lang}' for lang, n in s['languages'].items())}), {s['queries']} queries "
-        f"({', '.join(f'{c} {n}' for c, n in s['classes'].items())}). recall@5 / MRR per tool and class; "
+        f"({', '.join(f'{c} {n}' for c, n in s['classes'].items())}); embedder `{res.get('embedder', 'static')}`. "
+        "recall@5 / MRR per tool and class; "
         "`memory_search` is not asked the path_filter queries.",
         "",
     ]

@@ -99,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--merge", action="store_true", help="keep the other sections of bench/results/latest.json (with --only)"
     )
-    parser.add_argument("--backends", default="sqlite,aws", help="the nl section's backends (comma-separated)")
+    parser.add_argument(
+        "--backends", default="sqlite,aws", help="the quality and nl sections' backends (comma-separated)"
+    )
     parser.add_argument("--baseline", help="also measure retrieval latency with the code of this git revision")
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             elif section == "quality":
                 from bench import quality
 
-                results["quality"] = quality.run(work)
+                results["quality"] = quality.run(work, tuple(b for b in args.backends.split(",") if b))
             elif section == "nl":
                 from bench import nl_quality
 

@@ -155,3 +155,22 @@ def test_a_data_folder_that_does_not_exist_is_refused_and_not_created(run, tmp_p
     assert status == 1 and out == ""
     assert f"the data folder {missing} does not exist" in err and "serve` creates a new store there" in err
     assert not (tmp_path / "no").exists()
+
+
+def test_the_cli_runs_openblas_on_one_thread_unless_told_otherwise(run, monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    run("workspace", "list")
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    run("workspace", "list")
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"
+
+
+def test_importing_the_cli_does_not_import_numpy_before_it_sets_its_threads():
+    import subprocess
+    import sys
+
+    code = "import sys; import mnemo.local.cli; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -1,14 +1,18 @@
 """Hybrid recall's fusion rule and floors (mnemo.service.retrieval.tools; docs/retrieval.md,
-"Meaning"), without a backend: each half weighs its candidates in [0, 1], a memory found by both
-adds the two; below MIN_SIMILARITY a meaning hit only ranks among word hits (down to
-HYBRID_MIN_SIMILARITY), never answers a query the words found nothing for."""
+"Meaning"), without a backend: each half weighs its candidates in [0, 1] — words by relative BM25
+times coverage, meaning by what the words leave unexplained times how far the similarity stands
+out from the vector candidates' (a z-score) — and a memory found by both weighs the larger; below
+MIN_SIMILARITY a meaning hit only ranks among word hits (down to HYBRID_MIN_SIMILARITY), never
+answers a query the words found nothing for."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from mnemo import text
 from mnemo.models.records import MemoryRecord
 from mnemo.models.tools import RecallArgs
@@ -48,40 +52,108 @@ def fuse(lexical: list[Match], similar: list[IndexHit]) -> list[Match]:
     return tools._fuse(lexical, similar, TERMS, full=False, prefer_working=False)
 
 
+def noise(count: int = 60, mean: float = 0.3, seed: int = 7, start: int = 40) -> list[IndexHit]:
+    """Vector candidates that are nobody's answer: similarities spread around ``mean`` (sd ~0.03)."""
+    rng = random.Random(seed)
+    return [IndexHit(record(start + n), round(rng.gauss(mean, 0.03), 4)) for n in range(count)]
+
+
+def spread(similar: list[IndexHit]) -> tuple[float, float]:
+    return tools._spread([hit.score for hit in similar])
+
+
 def test_the_floors_are_ordered() -> None:
     assert 0 < tools.HYBRID_MIN_SIMILARITY < tools.MIN_SIMILARITY
 
 
-def test_a_word_hit_weighs_its_relative_score_and_a_meaning_hit_its_similarity_times_what_words_miss() -> None:
-    best, half = by_words(1, 8.0), by_words(2, 4.0)  # the best holds every term: coverage 1
-    near = IndexHit(record(3), 0.9)
+def test_outlier_is_nothing_up_to_outlier_z_deviations_and_everything_from_twice_that() -> None:
+    z = tools.OUTLIER_Z
 
-    ranked = fuse([best, half], [near])
+    assert tools.outlier(0.5 + z * 0.1, 0.5, 0.1) == 0.0
+    assert tools.outlier(0.5 + 1.5 * z * 0.1, 0.5, 0.1) == pytest.approx(0.5)
+    assert tools.outlier(0.5 + 2 * z * 0.1, 0.5, 0.1) == pytest.approx(1.0)
+    assert tools.outlier(0.5 + 3 * z * 0.1, 0.5, 0.1) == 1.0
+    assert tools.outlier(0.9, 0.9, 0.0) == 0.0  # no spread: nothing stands out
 
-    assert ids(ranked) == [best.record.id, half.record.id, near.record.id]
-    assert [m.score for m in ranked] == [1.0, 0.5, round(0.9 * tools.MEANING_WEIGHT, 6)]
+
+def test_a_word_hit_weighs_its_relative_score_and_a_meaning_hit_its_outlier_share_of_what_words_miss() -> None:
+    best, half = by_words(1, 8.0), by_words(2, 4.0, held=1)  # the best holds every term: coverage 1
+    pool = noise()
+    near = IndexHit(record(3), 0.6)
+
+    ranked = fuse([best, half], [near, *pool])
+
+    assert ids(ranked)[:3] == [best.record.id, half.record.id, near.record.id]
+    assert [m.score for m in ranked[:3]] == [1.0, 0.5, 0.0]  # the words explain everything
 
 
-def test_meaning_outranks_word_hits_that_hold_only_the_query_s_common_words() -> None:
+def test_an_outlier_of_meaning_outranks_word_hits_that_hold_only_the_query_s_common_words() -> None:
     # every candidate holds the first term only; the other three, held by none, weigh the most
     common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
-    paraphrase = IndexHit(record(20), 0.6)
+    pool = noise()
+    mean, sd = spread(pool)
+    paraphrase = IndexHit(record(20), round(mean + 3 * tools.OUTLIER_Z * sd, 4))
 
-    ranked = fuse(common, [paraphrase])
+    ranked = fuse(common, [paraphrase, *pool])
 
     assert tools.coverage(common, TERMS) < 0.2
     assert ids(ranked)[0] == paraphrase.record.id
 
 
+def test_a_high_similarity_that_does_not_stand_out_never_displaces_a_word_hit() -> None:
+    # chit-chat: near every question (cosine 0.8 and more), but no nearer this one than the rest
+    common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
+    chatter = noise(mean=0.8)
+    best_chatter = max(chatter, key=lambda hit: hit.score)
+    mean, sd = spread(chatter)
+
+    ranked = ids(fuse(common, chatter))
+
+    assert best_chatter.score > 0.85 and (best_chatter.score - mean) / sd < tools.OUTLIER_Z
+    assert ranked[: len(common)] == ids(common)
+
+
+def test_the_rule_reads_similarities_relative_to_the_query_s_candidates_not_their_level() -> None:
+    common = [by_words(n, 5.0 - n / 10, held=2) for n in range(1, 9)]
+    pool = [*noise(), IndexHit(record(20), 0.55), IndexHit(record(21), 0.45)]
+    shifted = [IndexHit(hit.record, hit.score + 0.3) for hit in pool]  # another model's scale
+
+    assert ids(fuse(common, pool)) == ids(fuse(common, shifted))
+
+
 def test_a_memory_found_by_both_halves_never_ranks_below_one_either_half_ranks_under_it() -> None:
-    lexical = [by_words(n, 10.0 - n) for n in range(1, 6)]
-    similar = [IndexHit(record(n), 0.9 - n / 20) for n in (9, 4, 8, 7)]  # 4 is found by both, 2nd by meaning
+    rng = random.Random(25)
+    for _ in range(200):
+        lexical = [by_words(n, rng.uniform(1, 10), held=rng.randint(1, 4)) for n in range(1, 16)]
+        lexical.sort(key=lambda m: -m.score)
+        similar = [IndexHit(record(n), round(rng.uniform(0.1, 0.9), 3)) for n in rng.sample(range(1, 40), 25)]
+        similar.sort(key=lambda h: -h.score)
+        word_rank = {m.record.id: i for i, m in enumerate(lexical)}
+        meaning_rank = {h.record.id: i for i, h in enumerate(similar) if h.score >= tools.HYBRID_MIN_SIMILARITY}
 
-    ranked = ids(fuse(lexical, similar))
+        ranked = fuse(lexical, similar)
 
-    both = ranked.index(record(4).id)
-    assert ranked[both + 1 :] and all(ref in ranked[both + 1 :] for ref in (record(5).id, record(8).id, record(7).id))
-    assert fuse(lexical, similar)[both].matched_by == "both"
+        at = {m.record.id: i for i, m in enumerate(ranked)}
+        for both in set(word_rank) & set(meaning_rank):
+            for ref in set(word_rank) - set(meaning_rank):
+                if word_rank[both] < word_rank[ref]:
+                    assert at[both] < at[ref]
+            for ref in set(meaning_rank) - set(word_rank):
+                if meaning_rank[both] < meaning_rank[ref]:
+                    assert at[both] < at[ref]
+
+
+def test_memories_found_by_words_only_keep_their_bm25_order_among_themselves() -> None:
+    lexical = [by_words(n, 20.0 - n, held=1 + n % 4) for n in range(1, 20)]
+    pool = noise()
+    mean, sd = spread(pool)
+    similar = [IndexHit(record(n), round(mean + (2 + n / 5) * sd, 4)) for n in range(1, 20, 3)] + pool
+
+    words_only = [ref for ref in ids(lexical) if ref not in {h.record.id for h in similar}]
+
+    ranked = [ref for ref in ids(fuse(lexical, similar)) if ref in words_only]
+
+    assert len(words_only) > 10 and ranked == words_only
 
 
 def test_the_same_candidates_rank_the_same_whatever_is_cut_after() -> None:
@@ -89,6 +161,15 @@ def test_the_same_candidates_rank_the_same_whatever_is_cut_after() -> None:
     similar = [IndexHit(record(n), 0.8 - n / 100) for n in range(15, 30)]
 
     assert ids(fuse(lexical, similar))[:10] == ids(fuse(lexical, similar))[:50][:10]
+
+
+def test_when_the_words_found_nothing_meaning_ranks_as_semantic_from_min_similarity() -> None:
+    similar = sorted([*noise(mean=0.4), IndexHit(record(20), 0.7)], key=lambda h: -h.score)
+
+    ranked = fuse([], similar)
+
+    assert ids(ranked) == [h.record.id for h in similar if h.score >= tools.MIN_SIMILARITY]
+    assert ranked[0].score > 0
 
 
 def test_a_weak_meaning_hit_never_answers_when_the_words_found_nothing() -> None:
@@ -117,6 +198,8 @@ def floor_asked(*, strict: bool) -> float:
     return query.min_score
 
 
-def test_hybrid_asks_the_vector_search_down_to_its_own_floor_and_semantic_to_min_similarity() -> None:
-    assert floor_asked(strict=False) == tools.HYBRID_MIN_SIMILARITY
+def test_hybrid_asks_the_vector_search_for_its_nearest_whatever_their_similarity_and_semantic_from_min_similarity() -> (
+    None
+):
+    assert floor_asked(strict=False) == 0.0
     assert floor_asked(strict=True) == tools.MIN_SIMILARITY

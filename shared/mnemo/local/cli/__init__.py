@@ -19,8 +19,15 @@ and ``output`` (text or JSON, exit codes).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+
+#: numpy's OpenBLAS starts a thread per core and, for the small products of one query's embedding
+#: (``MNEMO_EMBEDDER=minilm``), its threads spin: ≈ 500 ms per memory against 24-29 ms on one
+#: thread on a shared two-core machine (docs/retrieval.md, "minilm"). Set before anything imports
+#: numpy; an explicit setting wins.
+THREAD_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemo.local.cli.hook import main as hook_main
 
         return hook_main(argv[1:])
+    for name, value in THREAD_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     from mnemo.local.cli.parser import build_parser
 
     args = build_parser().parse_args(argv)

@@ -146,7 +146,9 @@ def _above(rank: int, match: Match, previous: Match | None, *, prefer_working: b
 
 def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: int, *, prefer_working: bool) -> str:
     """recall's hybrid order: each memory's fused weight (``score``: the word half's calibrated
-    score, the meaning half's similarity, the larger when both found it)."""
+    score, the meaning half's — what the words miss times how far the similarity stands out from
+    the vector candidates' — the larger when both found it); equal weights: words first, then
+    the nearer."""
     found = _found(match, term_count)
     if match.matched_by == "meaning":
         found += f", weighing {match.score:.2f} against the words' calibrated scores"
@@ -158,7 +160,12 @@ def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: 
         return f"rank {rank}: {found}; as heavy as rank {rank - 1}, which was found by words"
     if match.by_words:
         return f"rank {rank}: {found}; after rank {rank - 1} in the word ranking ({_word_order(match, previous)})"
-    return f"rank {rank}: {found}; " + _above(rank, match, previous, prefer_working=False, what="similarity")
+    if previous.similarity is not None and match.similarity is not None and match.similarity < previous.similarity:
+        return (
+            f"rank {rank}: {found}; as heavy as rank {rank - 1}, lower similarity "
+            f"({match.similarity:.3g} vs {previous.similarity:.3g})"
+        )
+    return f"rank {rank}: {found}; tied with rank {rank - 1}"
 
 
 def _word_order(match: Match, previous: Match) -> str:

@@ -10,8 +10,9 @@ at least MIN_SIMILARITY); ``hybrid`` (the default) asks both, with the same filt
 by calibrated scores (``_fuse``): a word hit weighs its BM25 score relative to the best one's,
 scaled by how much of the query that best hit holds (``coverage``); a meaning hit (cosine at least
 HYBRID_MIN_SIMILARITY while the words found something, MIN_SIMILARITY when they found nothing)
-weighs its cosine times what the words leave unexplained; a memory found by both, the larger. Without an
-embedder (``MNEMO_EMBEDDER=none``), or when it fails at query time, ``hybrid`` is ``lexical``."""
+weighs what the words leave unexplained times how far its cosine stands out from the vector
+candidates' (``outlier``, a z-score); a memory found by both, the larger. Without an embedder
+(``MNEMO_EMBEDDER=none``), or when it fails at query time, ``hybrid`` is ``lexical``."""
 
 from __future__ import annotations
 
@@ -43,14 +44,14 @@ from mnemo.service.vectors import embed_query
 #: for: limit 50, max_items 100)
 POOL = 100
 
-#: how hybrid fuses the two halves (docs/retrieval.md, "Meaning"): "maxc", the rule chosen on the
-#: quality bench; "max", "sum" and "rrf" (reciprocal rank, k RRF_K) are the rules it was measured
-#: against, kept selectable for bench/fusion.py to measure again
-FUSION = "maxc"
+#: how hybrid fuses the two halves (docs/retrieval.md, "Meaning"): "zscore", the rule chosen on
+#: the quality and natural-language benches; "maxc" (the rule it replaced) and "rrf" (reciprocal
+#: rank, k RRF_K) are the rules it was measured against, kept selectable for bench/fusion.py
+FUSION = "zscore"
 RRF_K = 60
 
-#: the least a meaning hit's similarity counts for against the words' calibrated scores ("maxc":
-#: similarity x max(MEANING_WEIGHT, 1 - coverage)); chosen on the quality bench (docs/retrieval.md)
+#: "maxc" and "rrf" only: the least a meaning hit's similarity counts for against the words'
+#: calibrated scores ("maxc"), the meaning half's weight ("rrf")
 MEANING_WEIGHT = 0.35
 
 #: the least cosine at which a memory counts as found by meaning (docs/retrieval.md: unrelated
@@ -58,10 +59,14 @@ MEANING_WEIGHT = 0.35
 MIN_SIMILARITY = 0.35
 
 #: hybrid's floor while the word search found something: a memory found by meaning alone between
-#: this and MIN_SIMILARITY only ranks among the word hits (above those holding a smaller share of
-#: the terms than its similarity), never answers a query the words found nothing for; chosen on
-#: half of the quality set's paraphrase class (docs/retrieval.md, "Meaning")
+#: this and MIN_SIMILARITY only ranks among the word hits, never answers a query the words found
+#: nothing for
 HYBRID_MIN_SIMILARITY = 0.2
+
+#: how many standard deviations above the vector candidates' mean similarity a meaning hit must
+#: stand to weigh anything against the words ("zscore"): 2.5, about the expected largest of POOL
+#: draws of a normal distribution — the nearest of 100 unrelated memories reaches it by chance
+OUTLIER_Z = 2.5
 
 
 def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -> MemoryFilter:
@@ -190,7 +195,8 @@ def _similar(ctx: CallContext, args: RetrievalArgs, flt: MemoryFilter, pool: int
             raise EmbedderUnavailable("the embedder cannot embed the query now; retry, or use mode 'lexical'") from exc
         logger.warning("embedder failed on a query; answering by words only")
         return []
-    floor = MIN_SIMILARITY if strict else HYBRID_MIN_SIMILARITY
+    # hybrid asks for the POOL nearest whatever their similarity: their spread calibrates the fusion
+    floor = MIN_SIMILARITY if strict else 0.0
     query = VectorQuery(ctx.scope, vector, embedder.model, flt, pool, floor)
     return ctx.ports.index.similar(query)
 
@@ -215,19 +221,22 @@ def _fuse(
 ) -> list[Match]:
     """The word and meaning candidates in one ranking (docs/retrieval.md, "Meaning").
 
-    ``FUSION`` "maxc": a word hit weighs its BM25 score over the best word hit's, times that best
-    hit's :func:`coverage` of the query; a meaning hit weighs its similarity times
-    ``max(MEANING_WEIGHT, 1 - coverage)`` (what the words leave unexplained); a memory found by
-    both, the larger of its two weights — so it never ranks below a memory that either half alone
-    ranks under it, and word hits keep their BM25 order among themselves. (The rules it was
-    measured against: "max", meaning at ``MEANING_WEIGHT x similarity``; "sum", the two added, meaning
-    ``MEANING_WEIGHT x`` its similarity above HYBRID_MIN_SIMILARITY, scaled to [0, 1]; "rrf",
-    ``MEANING_WEIGHT``-weighted reciprocal rank.) Heavier first; ties: found by words first, then
-    newest. When the words found nothing, only the meaning candidates at ``MIN_SIMILARITY`` or
-    more count (as in ``semantic``): below it, a candidate is weak evidence that only ranks among
-    word hits, never answers alone."""
-    if not lexical:
-        similar = [hit for hit in similar if hit.score >= MIN_SIMILARITY]
+    ``FUSION`` "zscore": a word hit weighs its BM25 score over the best word hit's, times that
+    best hit's :func:`coverage` of the query; a meaning hit weighs what the words leave unexplained
+    (``1 - coverage``; all of it when they found nothing) times :func:`outlier`, how far its
+    similarity stands above the vector candidates' in standard deviations — nothing below
+    ``OUTLIER_Z``, all of it from twice that; a memory found by both, the larger of its two
+    weights — so it never ranks below a memory that either half alone ranks under it, and the
+    memories found by words only keep their BM25 order among themselves. Heavier first; ties:
+    found by words first (newest first, as ``lexical``), then found by meaning only, nearest first.
+    The meaning candidates count down to ``HYBRID_MIN_SIMILARITY`` while the words found something
+    and from ``MIN_SIMILARITY`` when they found nothing (as in ``semantic``): a query nothing
+    holds and nothing nears gets no_match. (The rules it was measured against, selectable for
+    bench/fusion.py: "maxc", meaning at ``similarity x max(MEANING_WEIGHT, 1 - coverage)``;
+    "rrf", ``MEANING_WEIGHT``-weighted reciprocal rank, k ``RRF_K``.)"""
+    spread = _spread([hit.score for hit in similar])
+    floor = HYBRID_MIN_SIMILARITY if lexical else MIN_SIMILARITY
+    similar = [hit for hit in similar if hit.score >= floor]
     if FUSION == "rrf":
         words = [(RRF_K + 1) / (RRF_K + rank) for rank in range(1, len(lexical) + 1)]
         meaning = [MEANING_WEIGHT * (RRF_K + 1) / (RRF_K + rank) for rank in range(1, len(similar) + 1)]
@@ -235,13 +244,11 @@ def _fuse(
         best = max((m.score for m in lexical), default=0.0)
         scale = coverage(lexical, terms)
         words = [scale * (m.score / best if best > 0 else 1.0) for m in lexical]
-        if FUSION == "sum":
-            floor = HYBRID_MIN_SIMILARITY
-            meaning = [MEANING_WEIGHT * max(0.0, hit.score - floor) / (1 - floor) for hit in similar]
+        if FUSION == "maxc":
+            meaning = [max(MEANING_WEIGHT, 1 - scale) * hit.score for hit in similar]
         else:
-            share = max(MEANING_WEIGHT, 1 - scale) if FUSION == "maxc" else MEANING_WEIGHT
-            meaning = [share * hit.score for hit in similar]
-    larger = FUSION in ("max", "maxc")
+            share = 1 - scale if lexical else 1.0
+            meaning = [share * outlier(hit.score, *spread) for hit in similar]
     weight: dict[str, float] = {}
     matches: dict[str, Match] = {}
     for match, w in zip(lexical, words, strict=True):
@@ -251,18 +258,36 @@ def _fuse(
         known = matches.get(hit.record.id)
         matches[hit.record.id] = _meaning(hit, terms) if known is None else replace(known, similarity=hit.score)
         held = weight.get(hit.record.id, 0.0)
-        weight[hit.record.id] = max(held, w) if larger else held + w
+        weight[hit.record.id] = held + w if FUSION == "rrf" else max(held, w)
     ranked = [replace(m, score=round(weight[ref], 6)) for ref, m in matches.items()]
     ranked.sort(
         key=lambda m: (
             not (prefer_working and m.working),
             -m.score,
             not m.by_words,
+            -(0.0 if m.by_words else m.similarity or 0.0),
             -m.record.updated_at.timestamp(),
             m.record.id,
         )
     )
     return ranked
+
+
+def _spread(cosines: list[float]) -> tuple[float, float]:
+    """The mean and standard deviation of the vector candidates' similarities."""
+    if not cosines:
+        return 0.0, 0.0
+    mean = sum(cosines) / len(cosines)
+    return mean, math.sqrt(sum((c - mean) ** 2 for c in cosines) / len(cosines))
+
+
+def outlier(similarity: float, mean: float, sd: float) -> float:
+    """How much a similarity stands out from the vector candidates' (``mean``, ``sd``), in [0, 1]:
+    0 up to ``OUTLIER_Z`` standard deviations above the mean (what the nearest of ``POOL``
+    unrelated memories reaches by chance), rising linearly to 1 at twice that."""
+    if sd <= 0:
+        return 0.0
+    return min(1.0, max(0.0, ((similarity - mean) / sd - OUTLIER_Z) / OUTLIER_Z))
 
 
 def coverage(lexical: list[Match], terms: list[text.QueryTerm]) -> float:
