@@ -9,6 +9,7 @@ import json
 import os
 import random
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -261,11 +262,21 @@ def test_claim_items_never_reach_the_index(aws_stack, backend, stream_backend):
 # -- the cleanup job --------------------------------------------------------------------------
 
 
-def until_done(ports: Any) -> None:
+def whole_cycle(ports: Any) -> Counter[str]:
+    """The counts of cleanup runs until one says it is done: a whole walk of the table (one run
+    examines at most max_items of the shared table, which the whole suite's memories, claims and
+    change-log entries outgrow)."""
+    counts: Counter[str] = Counter()
     for _ in range(50):
-        if not run_cleanup(ports).more:
-            return
+        summary = run_cleanup(ports)
+        counts.update(summary.counts)
+        if not summary.more:
+            return counts
     raise AssertionError("cleanup never finished")
+
+
+def until_done(ports: Any) -> None:
+    whole_cycle(ports)
 
 
 @pytest.fixture
@@ -413,16 +424,10 @@ def test_an_index_ahead_of_the_store_is_counted_and_left_alone(clean):
     stored = clean.store.get(scope, memory.id)
     clean.index.upsert(stored.model_copy(update={"version": 3}))
 
-    # When the cleanup job runs a whole cycle (one run examines at most max_items of the shared
-    # table, which the whole suite's memories, claims and change-log entries can outgrow)
-    conflicts = 0
-    for _ in range(50):
-        summary = run_cleanup(clean)
-        conflicts += summary.counts["conflicts"]
-        if not summary.more:
-            break
+    # When the cleanup job runs a whole cycle
+    counts = whole_cycle(clean)
 
-    assert conflicts >= 1
+    assert counts["conflicts"] >= 1
     assert index_state(clean, scope, [memory.id]) == {memory.id: (3, False)}
 
 
@@ -454,14 +459,9 @@ def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
     assert index_only.call("search_memory", query="deployments").matched is False
 
     # When the cleanup job runs a whole cycle
-    reindexed = 0
-    for _ in range(50):
-        summary = run_cleanup(clean)
-        reindexed += summary.counts["reindexed"]
-        if not summary.more:
-            break
+    counts = whole_cycle(clean)
 
     # Then the document was re-analysed, at the same version, and matches through its stems
-    assert reindexed >= 1
+    assert counts["reindexed"] >= 1
     assert index_state(clean, scope, [memory.id]) == {memory.id: (stored.version, False)}
     assert [r.reference for r in index_only.call("search_memory", query="deployments").results] == [memory.id]
