@@ -114,3 +114,65 @@ def test_a_vector_written_after_the_build_is_found(project) -> None:
     hits = graph.similar(_query(scope, lonely, limit=1))
     assert graph.ann_ready(scope.project_id)
     assert _ids(hits) == [record.id] and hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def _saved(search: VectorSearch, scope: Scope) -> list[Path]:
+    assert search.ann_dir is not None
+    return sorted((search.ann_dir / scope.project_id).glob("*.usearch"))
+
+
+def test_another_process_loads_the_saved_graph_and_sees_what_changed_since(project) -> None:
+    # Given a graph built by one process (saved beside the database)
+    backend, scope, centres = project
+    first = _graph_search(backend, scope)
+    assert first.ann_source(scope.project_id) == "built"
+    (before,) = _saved(first, scope)
+    # and, after it was saved, a memory written and one deleted
+    lonely = _unit(np.arange(DIM, dtype=float) - DIM / 2)
+    added = _write(backend, scope, lonely, "note")
+    exact = VectorSearch(backend.db, ann_min=None)
+    gone = _ids(exact.similar(_query(scope, centres[0], limit=1)))[0]
+    backend.store.delete(scope, gone, expected_version=1)
+    # When another process needs the graph
+    second = _graph_search(backend, scope)
+    # Then it loaded the saved one instead of building its own
+    assert second.ann_source(scope.project_id) == "loaded"
+    # and saved it back brought up to date (the deleted memory's vector gone from the disk too)
+    (after,) = _saved(second, scope)
+    assert after.name != before.name
+    # and it finds the memory written since, never the one deleted, and exact search's top ten
+    assert _ids(second.similar(_query(scope, lonely, limit=1))) == [added.id]
+    for centre in centres:
+        query = _query(scope, centre)
+        found = _ids(second.similar(query))
+        assert gone not in found
+        assert set(found) == set(_ids(exact.similar(query)))
+
+
+def test_a_damaged_or_far_behind_saved_graph_costs_a_build_never_an_answer(project) -> None:
+    backend, scope, centres = project
+    first = _graph_search(backend, scope)
+    exact = VectorSearch(backend.db, ann_min=None)
+    # Given the saved graph cut short
+    (saved,) = _saved(first, scope)
+    with saved.open("r+b") as file:
+        file.truncate(saved.stat().st_size // 2)
+    # When another process needs the graph, it builds one, answering as exact search does
+    second = _graph_search(backend, scope)
+    assert second.ann_source(scope.project_id) == "built"
+    for centre in centres:
+        query = _query(scope, centre)
+        assert set(_ids(second.similar(query))) == set(_ids(exact.similar(query)))
+    # and the rebuilt graph replaced the damaged file
+    assert len(_saved(second, scope)) == 1
+    assert VectorSearch(backend.db, ann_min=100).ann_dir == second.ann_dir
+    third = _graph_search(backend, scope)
+    assert third.ann_source(scope.project_id) == "loaded"
+    # Given more than a tenth of the project (then 480) written since the last save
+    rng = np.random.default_rng(9)
+    with backend.store.unit_of_work():
+        for vector in _unit(rng.standard_normal((SIZE // 5, DIM))):
+            _write(backend, scope, vector, "note")
+    # Then the next process builds afresh rather than patching that much into the old graph
+    fourth = _graph_search(backend, scope)
+    assert fourth.ann_source(scope.project_id) == "built"

@@ -17,15 +17,28 @@ product when those leave fewer than ``limit`` hits while every neighbour still c
 ``min_score`` (a selective filter: more may lie beyond the neighbours), so a filter never loses
 what exact search finds — only the graph's approximation of the nearest can (measured ≤ 1 % of the
 top 10, bench/vectors.py).
+
+**Graphs kept on disk.** Building a graph costs about a minute and a half of CPU per 100,000 vectors,
+once per process — and ``mnemo serve`` runs several worker processes. So a built graph is saved
+beside the database (``<database>.ann/<project>/<model>-<dim>-<stamp>-<removed>.usearch``: one file,
+written under a temporary name and renamed, its freshness in its name), and a process that needs a
+graph loads the newest file instead of building one when it is of the same model and dimension and
+not too far behind: it then adds the vectors written since the file's stamp and drops the documents
+gone since. Older, corrupt or far-behind files are only a cost (a build), never a wrong answer;
+the folder is a cache, safe to delete.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mnemo.backends.sqlite.db import Database, record_of
@@ -46,6 +59,10 @@ ANN_FETCH = 128
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 ANN_EXPANSION_SEARCH = 128
+#: how far behind the database a saved graph may be to be loaded rather than rebuilt: vectors
+#: written (or removed) since it was saved, at most this share of the project's and ``ANN_BEHIND``
+ANN_BEHIND_SHARE = 0.1
+ANN_BEHIND = 5_000
 
 
 @dataclass
@@ -62,12 +79,16 @@ class _Matrix:
     graph: Any = None
     #: a graph is being built: the documents absorbed meanwhile, added to it when it is done
     pending: list[int] | None = None
+    #: where the graph came from: "built" here, or "loaded" from a saved file
+    graph_source: str | None = None
 
 
 class VectorSearch:
-    def __init__(self, db: Database, *, ann_min: int | None = ANN_MIN) -> None:
+    def __init__(self, db: Database, *, ann_min: int | None = ANN_MIN, ann_dir: str | Path | None = None) -> None:
         self.db = db
         self.ann_min = ann_min
+        #: where graphs are saved (None: nowhere); by default a folder beside the database file
+        self.ann_dir = Path(ann_dir) if ann_dir else None if db.path == ":memory:" else Path(db.path + ".ann")
         self._lock = threading.Lock()
         self._cache: dict[str, _Matrix] = {}
 
@@ -125,9 +146,13 @@ class VectorSearch:
 
     def ann_ready(self, project_id: str) -> bool:
         """Whether the project's cached vectors are searched through a graph (benches wait on it)."""
+        return self.ann_source(project_id) is not None
+
+    def ann_source(self, project_id: str) -> str | None:
+        """Where the project's graph came from ("built", "loaded"), None while it has none."""
         with self._lock:
             cached = self._cache.get(project_id)
-            return cached is not None and cached.graph is not None
+            return cached.graph_source if cached is not None and cached.graph is not None else None
 
     def _matrix(self, conn: sqlite3.Connection, project_id: str, model: str, dim: int) -> _Matrix | None:
         import numpy as np
@@ -163,7 +188,8 @@ class VectorSearch:
             if self._wants_graph(matrix):
                 matrix.pending = []
                 docs, vectors = matrix.docs[: matrix.n].copy(), matrix.rows[: matrix.n].copy()
-                threading.Thread(target=self._build, args=(matrix, docs, vectors), daemon=True).start()
+                args = (project_id, matrix, docs, vectors, stamp, removed)
+                threading.Thread(target=self._build, args=args, daemon=True).start()
             return matrix
 
     def _wants_graph(self, matrix: _Matrix) -> bool:
@@ -172,24 +198,100 @@ class VectorSearch:
             return False
         return _usearch_available()
 
-    def _build(self, matrix: _Matrix, docs: Any, vectors: Any) -> None:
-        """Build the graph of a snapshot of the matrix (outside the lock: seconds per 100,000
-        vectors), then add what was absorbed meanwhile, and publish it."""
+    def _build(self, project_id: str, matrix: _Matrix, docs: Any, vectors: Any, stamp: int, removed: int) -> None:
+        """Load the project's saved graph or build one from a snapshot of the matrix (outside the
+        lock: seconds per 100,000 vectors), then add what was absorbed meanwhile, and publish it."""
         from usearch.index import Index
 
-        graph = Index(
-            ndim=matrix.dim,
-            metric="cos",
-            dtype="i8",
-            connectivity=ANN_CONNECTIVITY,
-            expansion_add=ANN_EXPANSION_ADD,
-            expansion_search=ANN_EXPANSION_SEARCH,
-        )
-        graph.add(docs, vectors, threads=1)
+        graph, patched = self._load(project_id, matrix, docs, vectors, stamp, removed)
+        source = "loaded"
+        if patched:  # the file brought up to date: the next process patches less, and deleted
+            self._save(project_id, matrix, graph, stamp, removed)  # memories' vectors leave the disk
+        if graph is None:
+            graph = Index(
+                ndim=matrix.dim,
+                metric="cos",
+                dtype="i8",
+                connectivity=ANN_CONNECTIVITY,
+                expansion_add=ANN_EXPANSION_ADD,
+                expansion_search=ANN_EXPANSION_SEARCH,
+            )
+            graph.add(docs, vectors, threads=1)
+            source = "built"
+            self._save(project_id, matrix, graph, stamp, removed)
         with self._lock:
             for seq in dict.fromkeys(matrix.pending or ()):
                 _graph_put(graph, seq, matrix.rows[matrix.at[seq]])
-            matrix.graph, matrix.pending = graph, None
+            matrix.graph, matrix.pending, matrix.graph_source = graph, None, source
+
+    def _files(self, project_id: str, model: str, dim: int) -> list[tuple[int, int, Path]]:
+        """The project's saved graphs of this model and dimension: (stamp, removed, path), newest last."""
+        folder = self.ann_dir / project_id if self.ann_dir else None
+        if folder is None or not folder.is_dir():
+            return []
+        prefix = f"{_model_key(model)}-{dim}-"
+        found = []
+        for path in folder.glob(prefix + "*.usearch"):
+            stamp, _, removed = path.name[len(prefix) : -len(".usearch")].partition("-")
+            if stamp.isdigit() and removed.isdigit():
+                found.append((int(stamp), int(removed), path))
+        return sorted(found)
+
+    def _load(
+        self, project_id: str, matrix: _Matrix, docs: Any, vectors: Any, stamp: int, removed: int
+    ) -> tuple[Any, bool]:
+        """The newest saved graph brought up to the snapshot (``docs``/``vectors`` at ``stamp``),
+        or None when there is none usable (then the caller builds one); and whether it changed."""
+        import numpy as np
+        from usearch.index import Index
+
+        usable = [f for f in self._files(project_id, matrix.model, matrix.dim) if f[0] <= stamp and f[1] <= removed]
+        if not usable:
+            return None, False
+        saved_stamp, saved_removed, path = usable[-1]
+        conn = self.db.conn()
+        changed = [
+            seq
+            for (seq,) in conn.execute(
+                "SELECT seq FROM memories WHERE project_id = ? AND vec_model = ? AND vec_stamp > ? AND vec_stamp <= ?",
+                (project_id, matrix.model, saved_stamp, stamp),
+            )
+        ]
+        behind = len(changed) + removed - saved_removed
+        if behind > min(ANN_BEHIND, ANN_BEHIND_SHARE * len(docs)):
+            return None, False  # cheaper, and better connected, to build again
+        try:
+            graph = Index.restore(str(path), expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
+        except (OSError, ValueError, RuntimeError):
+            return None, False  # a damaged or foreign file costs a build, nothing else
+        if graph is None or graph.ndim != matrix.dim:
+            return None, False
+        gone = np.setdiff1d(np.asarray(graph.keys, dtype=np.int64), docs, assume_unique=True)
+        if gone.size:
+            graph.remove(gone)
+        at = {int(seq): i for i, seq in enumerate(docs)}
+        for seq in changed:
+            if seq in at:
+                _graph_put(graph, seq, vectors[at[seq]])
+        return graph, bool(gone.size or changed)
+
+    def _save(self, project_id: str, matrix: _Matrix, graph: Any, stamp: int, removed: int) -> None:
+        """Save a freshly built graph for the next process (best effort: a full disk or a read-only
+        folder only means the next process builds its own), and drop the older files."""
+        if self.ann_dir is None:
+            return
+        folder = self.ann_dir / project_id
+        name = f"{_model_key(matrix.model)}-{matrix.dim}-{stamp}-{removed}.usearch"
+        temporary = folder / f".{name}.{os.getpid()}.{threading.get_ident()}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            graph.save(str(temporary))
+            os.replace(temporary, folder / name)
+            for _, _, older in self._files(project_id, matrix.model, matrix.dim)[:-1]:
+                older.unlink(missing_ok=True)
+        except (OSError, RuntimeError):
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
 
     @staticmethod
     def _absorb(matrix: _Matrix, rows: list[sqlite3.Row]) -> None:
@@ -223,6 +325,11 @@ def _graph_put(graph: Any, seq: int, vector: Any) -> None:
     if seq in graph:
         graph.remove(seq)
     graph.add(seq, vector, threads=1)
+
+
+def _model_key(model: str) -> str:
+    """A file-name-safe key of a model's name."""
+    return hashlib.sha256(model.encode()).hexdigest()[:16]
 
 
 def _usearch_available() -> bool:
