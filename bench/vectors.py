@@ -24,9 +24,10 @@ hybrid ``recall`` in process, and the top-10 overlap of approximate against exac
   also returns in its top 10 — the loss is 1 − overlap. On AWS the exact search is the
   ``script_score`` query over the same index.
 
-The store is filled through the backend's own ports (``store.create``, ``index.upsert``), in one
-unit of work; the clustered set replaces the vectors through ``store.set_embedding`` (the cleanup
-job's re-embedding path), under another model name, so both sets are the same memories.
+The store is filled through the backend's own port (``store.create``, which on SQLite indexes the
+record in its transaction), in one unit of work; the clustered set replaces the vectors through
+``store.set_embedding`` (the cleanup job's re-embedding path), under another model name, so both
+sets are the same memories.
 
 ``--backends node`` measures the OpenSearch side on the test node directly (``run_node``): exact
 ``script_score`` against the Lucene HNSW ``knn`` query with its filter, same documents.
@@ -146,8 +147,7 @@ def load(ports: Any, size: int, vectors: VectorSet) -> tuple[Any, Any]:
                 updated_at=doc.created_at,
                 embedding=Embedding.of(model, vector.tolist()),
             )
-            ports.store.create(record)
-            ports.index.upsert(record)
+            ports.store.create(record)  # (SQLite indexes the record in the same transaction)
     return workspace, project
 
 
