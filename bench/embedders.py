@@ -45,6 +45,9 @@ def run() -> dict[str, Any]:
     data = quality_set.load()
     ids = [m["id"] for m in data["memories"]]
     embedder.embed(["warm"])
+    # a query goes through embed_queries when the model treats queries apart (e5's "query: ", bge's
+    # instruction), as the service does (mnemo.service.vectors.embed_query)
+    embed_query = getattr(embedder, "embed_queries", embedder.embed)
     started = time.perf_counter()
     matrix = np.asarray(embedder.embed([m["content"] for m in data["memories"]]), dtype=np.float32)
     per_memory_ms = (time.perf_counter() - started) / len(ids) * 1e3
@@ -52,7 +55,7 @@ def run() -> dict[str, Any]:
     for query in data["queries"]:
         if not query["query"].strip():
             continue  # what changed: no meaning to compare
-        vector = np.asarray(embedder.embed([query["query"]])[0], dtype=np.float32)
+        vector = np.asarray(embed_query([query["query"]])[0], dtype=np.float32)
         best = [ids[i] for i in np.argsort(-(matrix @ vector), kind="stable")[:K]]
         wanted = set(query["relevant"])
         rows[query["class"]].append(len(wanted & set(best)) / len(wanted))

@@ -76,6 +76,18 @@ def test_outlier_is_nothing_up_to_outlier_z_deviations_and_everything_from_twice
     assert tools.outlier(0.9, 0.9, 0.0) == 0.0  # no spread: nothing stands out
 
 
+def test_outlier_counts_from_another_threshold_when_given_one_over_the_same_width() -> None:
+    z = tools.OUTLIER_Z
+
+    assert tools.outlier(0.5 + 1.0 * 0.1, 0.5, 0.1, threshold=1.0) == 0.0
+    assert tools.outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1, threshold=1.0) == pytest.approx(0.5)
+    assert tools.outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1) == 0.0  # below the default threshold
+
+
+def test_the_uncovered_threshold_is_the_rule_s_own_by_default() -> None:
+    assert tools.OUTLIER_Z_UNCOVERED == tools.OUTLIER_Z
+
+
 def test_a_word_hit_weighs_its_relative_score_and_a_meaning_hit_its_outlier_share_of_what_words_miss() -> None:
     best, half = by_words(1, 8.0), by_words(2, 4.0, held=1)  # the best holds every term: coverage 1
     pool = noise()

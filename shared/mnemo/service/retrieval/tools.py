@@ -68,6 +68,12 @@ HYBRID_MIN_SIMILARITY = 0.2
 #: draws of a normal distribution — the nearest of 100 unrelated memories reaches it by chance
 OUTLIER_Z = 2.5
 
+#: bench/fusion.py only (default: OUTLIER_Z, the rule above): the threshold a meaning hit must pass
+#: when the best word hit covers none of the query, rising linearly with that coverage to
+#: OUTLIER_Z when it covers all of it ("the words explain nothing, so meaning need not stand out as
+#: far"); measured and not adopted (docs/retrieval.md)
+OUTLIER_Z_UNCOVERED = OUTLIER_Z
+
 
 def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -> MemoryFilter:
     return ctx.memory_filter(
@@ -248,7 +254,8 @@ def _fuse(
             meaning = [max(MEANING_WEIGHT, 1 - scale) * hit.score for hit in similar]
         else:
             share = 1 - scale if lexical else 1.0
-            meaning = [share * outlier(hit.score, *spread) for hit in similar]
+            z0 = OUTLIER_Z_UNCOVERED + (OUTLIER_Z - OUTLIER_Z_UNCOVERED) * scale if lexical else OUTLIER_Z
+            meaning = [share * outlier(hit.score, *spread, threshold=z0) for hit in similar]
     weight: dict[str, float] = {}
     matches: dict[str, Match] = {}
     for match, w in zip(lexical, words, strict=True):
@@ -281,13 +288,14 @@ def _spread(cosines: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(sum((c - mean) ** 2 for c in cosines) / len(cosines))
 
 
-def outlier(similarity: float, mean: float, sd: float) -> float:
+def outlier(similarity: float, mean: float, sd: float, threshold: float | None = None) -> float:
     """How much a similarity stands out from the vector candidates' (``mean``, ``sd``), in [0, 1]:
     0 up to ``OUTLIER_Z`` standard deviations above the mean (what the nearest of ``POOL``
     unrelated memories reaches by chance), rising linearly to 1 at twice that."""
     if sd <= 0:
         return 0.0
-    return min(1.0, max(0.0, ((similarity - mean) / sd - OUTLIER_Z) / OUTLIER_Z))
+    z0 = OUTLIER_Z if threshold is None else threshold
+    return min(1.0, max(0.0, ((similarity - mean) / sd - z0) / OUTLIER_Z))
 
 
 def coverage(lexical: list[Match], terms: list[text.QueryTerm]) -> float:
