@@ -85,7 +85,7 @@ def test_outlier_counts_from_another_threshold_when_given_one_over_the_same_widt
 
 
 def test_the_uncovered_threshold_is_the_rule_s_own_by_default() -> None:
-    assert tools.OUTLIER_Z_UNCOVERED == tools.OUTLIER_Z
+    assert tools.OUTLIER_Z_UNCOVERED is None  # OUTLIER_Z at every coverage
 
 
 def test_a_word_hit_weighs_its_relative_score_and_a_meaning_hit_its_outlier_share_of_what_words_miss() -> None:

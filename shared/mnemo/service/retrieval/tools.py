@@ -68,11 +68,11 @@ HYBRID_MIN_SIMILARITY = 0.2
 #: draws of a normal distribution — the nearest of 100 unrelated memories reaches it by chance
 OUTLIER_Z = 2.5
 
-#: bench/fusion.py only (default: OUTLIER_Z, the rule above): the threshold a meaning hit must pass
+#: bench/fusion.py only (None: OUTLIER_Z, the rule above): the threshold a meaning hit must pass
 #: when the best word hit covers none of the query, rising linearly with that coverage to
 #: OUTLIER_Z when it covers all of it ("the words explain nothing, so meaning need not stand out as
-#: far"); measured and not adopted (docs/retrieval.md)
-OUTLIER_Z_UNCOVERED = OUTLIER_Z
+#: far"); measured and not adopted (bench/results/2026-12-02-paraphrase-models.md)
+OUTLIER_Z_UNCOVERED: float | None = None
 
 
 def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -> MemoryFilter:
@@ -254,7 +254,8 @@ def _fuse(
             meaning = [max(MEANING_WEIGHT, 1 - scale) * hit.score for hit in similar]
         else:
             share = 1 - scale if lexical else 1.0
-            z0 = OUTLIER_Z_UNCOVERED + (OUTLIER_Z - OUTLIER_Z_UNCOVERED) * scale if lexical else OUTLIER_Z
+            low = OUTLIER_Z if OUTLIER_Z_UNCOVERED is None else OUTLIER_Z_UNCOVERED
+            z0 = low + (OUTLIER_Z - low) * scale if lexical else OUTLIER_Z
             meaning = [share * outlier(hit.score, *spread, threshold=z0) for hit in similar]
     weight: dict[str, float] = {}
     matches: dict[str, Match] = {}
