@@ -7,9 +7,13 @@ also reads the project's changes of the last ``window`` from DynamoDB
 OpenSearch query runs on a pool thread (:class:`ReadYourWrites`), and merges them here, in
 Python, exactly as the index would have matched them:
 
-* terms: the query's terms (already analysed by ``mnemo.text``) against the terms of
-  :func:`~mnemo.backends.aws.mapping.document` — the very document the indexer writes — with
-  ``mnemo.text.term_matches``; filters: ``items.matches`` (``mnemo.like`` for LIKE patterns);
+* terms: the query's terms (already analysed by ``mnemo.text``) against the record's analysed
+  words and their stems (:func:`analysed`: the words of the ``*_terms`` fields of
+  :func:`~mnemo.backends.aws.mapping.document` — the very document the indexer writes — matched by
+  the rule of ``mnemo.text.term_matches``); filters: ``items.matches`` (``mnemo.like`` for LIKE
+  patterns). The analysis is memoised per process on what it reads (content, tags, path): a burst
+  of changes is analysed once per search instance, not once per search (docs/scale.md, "The
+  indexer and the window under bursts");
 * a hit whose memory changed since it was indexed is replaced by the current version when that
   still matches (keeping the hit's score), and dropped when it no longer matches, was deleted or
   has expired;
@@ -37,17 +41,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Protocol, TypeVar
 
 from mnemo import text
 from mnemo.backends.aws.items import RecentChange, matches
-from mnemo.backends.aws.mapping import TERM_FIELDS, document
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexHit, IndexQuery, Scope, VectorQuery
 
 #: the most recent changes one search merges (a burst beyond this within the window is merged in part)
 MAX_RECENT_CHANGES = 1000
+#: analyses a process keeps (:func:`analysed`): four full windows of :data:`MAX_RECENT_CHANGES`,
+#: ≈ 7 KB each at the bench corpus's 230-byte contents (≈ 28 MB in all; the search function has 512 MB)
+ANALYSED_CACHE = 4 * MAX_RECENT_CHANGES
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -80,11 +87,38 @@ class IndexPage:
         return len(self.hits) >= self.size
 
 
+@dataclass(frozen=True, slots=True)
+class Analysed:
+    """A record's distinct analysed words (content, tags and path, as the index's ``*_terms``
+    fields hold them) and their stems: what a query term is matched against."""
+
+    #: distinct, in no particular order (scanned for prefixes only)
+    words: tuple[str, ...]
+    stems: frozenset[str]
+
+    def has(self, term: text.QueryTerm) -> bool:
+        """``mnemo.text.term_matches`` against these words, with the stems looked up instead of
+        computed: a word sharing the term's stem, or with ``prefix`` a word starting with it."""
+        return term.stem in self.stems or (term.prefix and any(w.startswith(term.text) for w in self.words))
+
+
+@lru_cache(maxsize=ANALYSED_CACHE)
+def _analyse(content: str, tags: tuple[str, ...], path: str) -> Analysed:
+    words = {*text.terms(content), *text.terms(" ".join(tags)), *text.terms(path)}
+    return Analysed(tuple(words), frozenset(text.stem(word) for word in words))
+
+
+def analysed(record: MemoryRecord) -> Analysed:
+    """The record's analysis, computed once per process for the same content, tags and path.
+    Keyed by what it reads rather than by (id, version): a memory id reused after a delete starts
+    again at version 1, and a key of the inputs can never answer for other text."""
+    return _analyse(record.content, tuple(record.tags), record.path or "")
+
+
 def matched_terms(query: IndexQuery, record: MemoryRecord) -> int:
     """How many of the query's terms the record's indexed document contains."""
-    doc = document(record)
-    terms = {term for name in TERM_FIELDS for term in doc[name].split()}
-    return sum(1 for term in query.terms if text.term_matches(term, terms))
+    found = analysed(record)
+    return sum(1 for term in query.terms if found.has(term))
 
 
 def qualifies(query: IndexQuery, record: MemoryRecord) -> int | None:
