@@ -3,9 +3,9 @@
 The index follows the table through its stream (``stream.py`` → the indexer), so it shows a
 change a stream batch and a refresh after the write returned (≈ 1–2 s). Every search therefore
 also reads the project's changes of the last ``window`` from DynamoDB
-(``DynamoMemoryStore.recent_changes``: the ``recent`` index, read consistently) while the
-OpenSearch query runs on a pool thread (:class:`ReadYourWrites`), and merges them here, in
-Python, exactly as the index would have matched them:
+(``DynamoMemoryStore.recent_changes``: the project's change log and the changed items, read
+consistently) while the OpenSearch query runs on a pool thread (:class:`ReadYourWrites`), and
+merges them here, in Python, exactly as the index would have matched them:
 
 * terms: the query's terms (already analysed by ``mnemo.text``) against the record's analysed
   words and their stems (:func:`analysed`: the words of the ``*_terms`` fields of
