@@ -311,26 +311,20 @@ def _seed_cleanup_work(stack: BuiltStack) -> None:
     an expired record (delete from store and index), an old delete tombstone (purge), and an index
     entry whose record is gone (make it unsearchable)."""
     from mnemo.backends.aws.mapping import doc_id
-    from mnemo.ids import memory_id
     from mnemo.models.common import format_ts, utc_now
     from mnemo.models.records import MemoryRecord
     from mnemo.ports import Scope
 
+    from tests.support.records import memory_record
+
     backend = stack.backend
     workspace = backend.tenants.list_workspaces()[0]
     project = backend.tenants.get_project(workspace.id, "default")
+    scope = Scope(workspace.id, project.id)
     now = utc_now()
 
     def record(content: str, **extra: Any) -> MemoryRecord:
-        old = now - timedelta(hours=2)
-        fields = {"version": 1, "source": "seed", "created_at": old, "updated_at": old}
-        return MemoryRecord(
-            id=memory_id(),
-            workspace_id=workspace.id,
-            project_id=project.id,
-            content=content,
-            **{**fields, **extra},
-        )
+        return memory_record(content, scope=scope, at=now - timedelta(hours=2), source="seed", **extra)
 
     expired = record("expired note", expires_at=now - timedelta(hours=1))
     backend.store.create(expired)
@@ -347,7 +341,7 @@ def _seed_cleanup_work(stack: BuiltStack) -> None:
         body={"doc": {"deleted_at": old}},
         refresh="true",
     )
-    assert backend.store.get(Scope(workspace.id, project.id), orphan.id) is None
+    assert backend.store.get(scope, orphan.id) is None
 
 
 def _mcp_call(tool: str, arguments: dict[str, Any], request_id: int) -> dict[str, Any]:

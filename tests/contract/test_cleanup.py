@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from mnemo import text
 from mnemo.errors import NotFound
-from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Comparison, IndexQuery, MemoryFilter, Ports, Scope
@@ -24,6 +23,7 @@ from mnemo.service.catalog import TOOLS
 from mnemo.service.cleanup import PHASES, CleanupOptions, CleanupSummary, run_cleanup
 
 from tests.contract.conftest import atomic_per_item
+from tests.support.records import memory_record
 
 # -- helpers --------------------------------------------------------------------------------
 
@@ -46,17 +46,11 @@ def indexed(ports: Ports, record: MemoryRecord, term: str) -> bool:
 def plant(tenant: Any, content: str, *, expired: bool = False, index: bool = True) -> MemoryRecord:
     """A record written straight through the ports (the service refuses a past ``expires_at``)."""
     now = utc_now()
-    created = now - timedelta(minutes=10)
-    record = MemoryRecord(
-        id=memory_id(),
-        workspace_id=tenant.workspace_id,
-        project_id=tenant.project.id,
-        content=content,
-        source="test",
+    record = memory_record(
+        content,
+        scope=Scope(tenant.workspace_id, tenant.project.id),
+        at=now - timedelta(minutes=10),
         expires_at=(now - timedelta(minutes=5)) if expired else None,
-        version=1,
-        created_at=created,
-        updated_at=created,
     )
     ports = tenant.svc.ports
     ports.store.create(record)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import MAX_QUERY_TERMS, QueryTerm, query_terms
+
+from tests.support.records import memory_record
 
 
 @pytest.fixture
@@ -26,17 +27,7 @@ def put(ports, scope):
 
     def put(content: str, **fields) -> MemoryRecord:
         clock[0] += timedelta(milliseconds=10)
-        record = MemoryRecord(
-            id=memory_id(),
-            workspace_id=scope.workspace_id,
-            project_id=scope.project_id,
-            content=content,
-            source="test",
-            version=1,
-            created_at=clock[0],
-            updated_at=clock[0],
-            **fields,
-        )
+        record = memory_record(content, scope=scope, at=clock[0], **fields)
         with ports.store.unit_of_work():
             ports.store.create(record)
             ports.index.upsert(record)

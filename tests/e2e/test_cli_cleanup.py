@@ -9,27 +9,22 @@ import sys
 from datetime import timedelta
 
 from mnemo.backends.sqlite import SqliteBackend
-from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
-from mnemo.models.records import MemoryRecord
 from mnemo.ports import Scope
 from mnemo.service import tenancy
+
+from tests.support.records import memory_record
 
 
 def test_mnemo_cleanup_removes_expired_memories_and_prints_a_summary(tmp_path):
     backend = SqliteBackend(tmp_path / "mnemo.db")
     workspace, project = tenancy.create_workspace(backend, "cli")
     past = utc_now() - timedelta(minutes=5)
-    record = MemoryRecord(
-        id=memory_id(),
-        workspace_id=workspace.id,
-        project_id=project.id,
-        content="a private note that expired",
-        source="test",
+    record = memory_record(
+        "a private note that expired",
+        scope=Scope(workspace.id, project.id),
+        at=past - timedelta(minutes=1),
         expires_at=past,
-        version=1,
-        created_at=past - timedelta(minutes=1),
-        updated_at=past - timedelta(minutes=1),
     )
     backend.store.create(record)
     backend.index.upsert(record)

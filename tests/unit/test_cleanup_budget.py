@@ -7,29 +7,22 @@ import itertools
 import time
 from datetime import timedelta
 
-from mnemo.ids import memory_id
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
+from mnemo.ports import Scope
 from mnemo.service import tenancy
 from mnemo.service.cleanup import CleanupOptions, deadline_from_remaining, run_cleanup
+
+from tests.support.records import memory_record
 
 
 def expired_records(backend, n: int) -> list[MemoryRecord]:
     workspace, project = tenancy.create_workspace(backend, "budget")
+    scope = Scope(workspace.id, project.id)
     past = utc_now() - timedelta(minutes=5)
     records = []
     for i in range(n):
-        record = MemoryRecord(
-            id=memory_id(),
-            workspace_id=workspace.id,
-            project_id=project.id,
-            content=f"note {i}",
-            source="test",
-            expires_at=past,
-            version=1,
-            created_at=past - timedelta(minutes=1),
-            updated_at=past - timedelta(minutes=1),
-        )
+        record = memory_record(f"note {i}", scope=scope, at=past - timedelta(minutes=1), expires_at=past)
         backend.store.create(record)
         backend.index.upsert(record)
         records.append(record)

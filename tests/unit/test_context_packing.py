@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mnemo.models.records import MemoryRecord
 from mnemo.service.retrieval.matching import Match
 from mnemo.service.retrieval.packing import SEPARATOR, TRUNCATION_MARK, cut_to, pack
 from mnemo.text import estimate_tokens
+
+from tests.support.records import memory_record
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 CONTENTS = [
@@ -20,17 +21,7 @@ CONTENTS = [
 
 
 def match(number: int, content: str, **fields: object) -> Match:
-    record = MemoryRecord(
-        id=f"mem_01ARZ3NDEKTSV4RRFFQ69G5F{number:02d}",
-        workspace_id="ws_1",
-        project_id="prj_1",
-        content=content,
-        source="test",
-        version=1,
-        created_at=NOW,
-        updated_at=NOW,
-        **fields,
-    )
+    record = memory_record(content, id=f"mem_01ARZ3NDEKTSV4RRFFQ69G5F{number:02d}", at=NOW, **fields)
     return Match(record, 1.0, {"content": [], "tags": [], "path": []}, [])
 
 

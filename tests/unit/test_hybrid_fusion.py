@@ -20,6 +20,8 @@ from mnemo.ports import IndexHit, VectorQuery
 from mnemo.service.retrieval import tools
 from mnemo.service.retrieval.matching import Match
 
+from tests.support.records import memory_record
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TERMS = text.query_terms("alpha beta gamma delta", latin_prefix=True)
 #: between the two floors: weak evidence of meaning
@@ -27,14 +29,10 @@ WEAK = (tools.HYBRID_MIN_SIMILARITY + tools.MIN_SIMILARITY) / 2
 
 
 def record(number: int) -> MemoryRecord:
-    return MemoryRecord(
+    return memory_record(
+        f"memory {number}",
         id=f"mem_01ARZ3NDEKTSV4RRFFQ69G5F{number:02d}",
-        workspace_id="ws_1",
-        project_id="prj_1",
-        content=f"memory {number}",
-        source="test",
-        version=1,
-        created_at=NOW,
+        at=NOW,
         updated_at=NOW - timedelta(minutes=number),
     )
 

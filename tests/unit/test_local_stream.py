@@ -149,13 +149,11 @@ def test_records_are_delivered_as_lambdas_json_event_binary_values_in_base64():
 
     from mnemo.backends.aws.items import memory_item, record_from_item
     from mnemo.models.common import utc_now
-    from mnemo.models.records import Embedding, MemoryRecord
+    from mnemo.models.records import Embedding
 
-    now = utc_now()
-    record = MemoryRecord(
-        id="mem_1", workspace_id="ws_1", project_id="prj_1", content="c", source="test", version=1,
-        created_at=now, updated_at=now, embedding=Embedding.of("m", [0.25, -0.5, 1.0]),
-    )  # fmt: skip
+    from tests.support.records import memory_record
+
+    record = memory_record("c", id="mem_1", at=utc_now(), embedding=Embedding.of("m", [0.25, -0.5, 1.0]))
     item = memory_item(record)
     assert isinstance(item["embedding"]["B"], bytes)  # as boto3's GetRecords gives it
     got = {

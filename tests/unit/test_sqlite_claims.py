@@ -10,7 +10,8 @@ import pytest
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Duplicate, Scope
-from ulid import ULID
+
+from tests.support.records import memory_record
 
 SCOPE = Scope("ws_1", "prj_1")
 NOW = datetime.now(UTC)
@@ -18,17 +19,7 @@ NOW = datetime.now(UTC)
 
 def _record(content: str, minutes: int, *, expired: bool = False) -> MemoryRecord:
     at = NOW - timedelta(days=1) + timedelta(minutes=minutes)
-    return MemoryRecord(
-        id=f"mem_{ULID()}",
-        workspace_id=SCOPE.workspace_id,
-        project_id=SCOPE.project_id,
-        content=content,
-        source="test",
-        expires_at=NOW - timedelta(minutes=1) if expired else None,
-        version=1,
-        created_at=at,
-        updated_at=at,
-    )
+    return memory_record(content, scope=SCOPE, at=at, expires_at=NOW - timedelta(minutes=1) if expired else None)
 
 
 def test_a_database_without_claims_gets_them_when_opened(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ from mnemo.backends.sqlite.postings import SURFACE, document_keys, idf
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import query_terms
-from ulid import ULID
+
+from tests.support.records import memory_record
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SCOPE = Scope("ws_1", "prj_1")
@@ -42,17 +43,7 @@ def _add(
     backend: SqliteBackend, content: str, *, kind: str | None = None, minutes: int = 0, scope: Scope = SCOPE
 ) -> MemoryRecord:
     at = NOW - timedelta(days=1) + timedelta(minutes=minutes)
-    record = MemoryRecord(
-        id=f"mem_{ULID()}",
-        workspace_id=scope.workspace_id,
-        project_id=scope.project_id,
-        content=content,
-        kind=kind,
-        source="test",
-        version=1,
-        created_at=at,
-        updated_at=at,
-    )
+    record = memory_record(content, scope=scope, at=at, kind=kind)
     with backend.store.unit_of_work():
         backend.store.create(record)
         backend.index.upsert(record)

@@ -15,7 +15,8 @@ from mnemo.backends.sqlite.vectors import VectorSearch
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.ports import MemoryFilter, Scope, VectorQuery
 from mnemo.service import tenancy
-from ulid import ULID
+
+from tests.support.records import memory_record
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 DIM = 16
@@ -44,18 +45,7 @@ def project(tmp_path: Path):
 
 
 def _write(backend: SqliteBackend, scope: Scope, vector: np.ndarray, kind: str) -> MemoryRecord:
-    record = MemoryRecord(
-        id=f"mem_{ULID()}",
-        workspace_id=scope.workspace_id,
-        project_id=scope.project_id,
-        content="memory",
-        kind=kind,
-        source="test",
-        version=1,
-        created_at=NOW,
-        updated_at=NOW,
-        embedding=Embedding.of(MODEL, vector.tolist()),
-    )
+    record = memory_record(scope=scope, at=NOW, kind=kind, embedding=Embedding.of(MODEL, vector.tolist()))
     backend.store.create(record)
     backend.index.upsert(record)
     return record

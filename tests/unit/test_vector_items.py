@@ -13,20 +13,14 @@ from mnemo.backends.aws.stream import change_from_stream_record
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.ports import MemoryFilter, Scope, VectorQuery
 
+from tests.support.records import memory_record
+
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def record(embedding: Embedding | None) -> MemoryRecord:
-    return MemoryRecord(
-        id="mem_01JDQ5A1B2C3D4E5F6G7H8J9KA",
-        workspace_id="ws_1",
-        project_id="prj_1",
-        content="Bob is allergic to peanuts",
-        source="test",
-        version=3,
-        created_at=NOW,
-        updated_at=NOW,
-        embedding=embedding,
+    return memory_record(
+        "Bob is allergic to peanuts", id="mem_01JDQ5A1B2C3D4E5F6G7H8J9KA", at=NOW, version=3, embedding=embedding
     )
 
 
