@@ -12,13 +12,13 @@ import re
 import subprocess
 import sys
 import tomllib
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.readme_runner import blocks
+from tests.support.http import request, split
 from tests.support.server import RunningServer, start_server, stop_server
 
 pytestmark = pytest.mark.timeout(300)
@@ -80,18 +80,16 @@ def over_stdio(entry: dict, data: Path) -> dict[str, dict]:
 
 
 def over_http(entry: dict, server: RunningServer) -> dict[str, dict]:
-    url = fill(entry["url"], server)
+    target, path = split(fill(entry["url"], server))
     headers = {name: fill(value, server) for name, value in entry.get("headers", {}).items()}
     if "bearer_token_env_var" in entry:  # Codex: the key from the variable it names
         headers["Authorization"] = f"Bearer {fill('${' + entry['bearer_token_env_var'] + '}', server)}"
     seen = {}
     for method in METHODS:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}).encode()
-        request = urllib.request.Request(url, data=body, method="POST")
-        for name, value in {**headers, "Content-Type": "application/json", "Accept": "application/json"}.items():
-            request.add_header(name, value)
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            seen[method] = json.loads(reply.read())["result"]
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}
+        reply = request(target, "POST", path, message, headers={**headers, "Accept": "application/json"})
+        assert reply.status == 200, reply.raw
+        seen[method] = reply.body["result"]
     return seen
 
 

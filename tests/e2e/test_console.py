@@ -9,8 +9,6 @@ provokes (a 409 in the conflict test, a 429 in the rate-limit test), which it na
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.e2e.test_cli import mnemo
 from tests.support import browser as chromium
+from tests.support.http import NO_KEY, request
 from tests.support.server import RunningServer, start_server, stop_server
 
 pytestmark = pytest.mark.browser
@@ -31,16 +30,8 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 def api(
     server: RunningServer, method: str, path: str, body: object = None, *, key: str | None = None
 ) -> tuple[int, dict]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"{server.url}{path}", data=data, method=method)
-    request.add_header("Authorization", f"Bearer {key or server.key}")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
+    reply = request(server, method, path, body, key=key or None, timeout=10)
+    return reply.status, reply.body
 
 
 def tool(server: RunningServer, name: str, key: str | None = None, **arguments: object) -> dict:
@@ -282,8 +273,7 @@ def test_filters_narrow_by_kind_tags_path_and_time_window_where_the_server_takes
 
     # the time window (updated_after / updated_before) is offered exactly when the server's
     # OpenAPI document says the tool takes it
-    with urllib.request.urlopen(f"{c.server.url}/openapi.json") as reply:
-        schemas = json.loads(reply.read())["components"]["schemas"]
+    schemas = request(c.server, "GET", "/openapi.json", key=NO_KEY).body["components"]["schemas"]
     takes_window = "updated_after" in schemas["SearchMemoryArgs"]["properties"]
     assert c.b.css("[data-filter=f-after]").is_displayed() is takes_window
     if takes_window:

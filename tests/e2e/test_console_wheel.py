@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import urllib.request
 import zipfile
 from pathlib import Path
 
+from tests.support.http import NO_KEY, send
 from tests.support.server import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,10 +52,10 @@ def test_a_built_wheel_serves_the_console(tmp_path):
         ).stdout.strip()
         assert where.startswith(str(installed)), where
         for name in files:
-            url = f"{server.url}/console" + ("" if name == "index.html" else f"/{name}")
-            with urllib.request.urlopen(url, timeout=10) as reply:
-                assert reply.status == 200
-                assert reply.headers["Content-Security-Policy"].startswith("default-src 'none'")
-                assert reply.read() == (CONSOLE / name).read_bytes(), name
+            path = "/console" + ("" if name == "index.html" else f"/{name}")
+            reply = send(server, path, None, method="GET", key=NO_KEY, content_type=None, timeout=10)
+            assert reply.status == 200
+            assert reply.headers["Content-Security-Policy"].startswith("default-src 'none'")
+            assert reply.raw == (CONSOLE / name).read_bytes(), name
     finally:
         stop_server(server)

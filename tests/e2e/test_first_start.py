@@ -13,14 +13,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
 
-from tests.support.http import NO_KEY, Server, request
+from tests.support.http import NO_KEY, Server, healthy, request
 from tests.support.processes import default_sigint, stop
 from tests.support.server import free_port
 
@@ -81,11 +80,9 @@ def serve(
     )
     deadline = time.monotonic() + 180  # a deadline, not a speed check: a loaded 2-core box starts slowly
     while process.poll() is None and time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
-                break
-        except OSError:
-            time.sleep(0.05)
+        if healthy(f"http://127.0.0.1:{port}"):
+            break
+        time.sleep(0.05)
     if process.poll() is not None:
         out, err = process.communicate(timeout=10)
         return Start(process.returncode, out, err, port)

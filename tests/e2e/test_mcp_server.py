@@ -8,8 +8,6 @@ revision (per-request envelope, no probe); ``"auto"`` probes ``server/discover``
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 import uuid
 from typing import Any
 
@@ -17,6 +15,7 @@ import anyio
 import httpx2
 import pytest
 
+from tests.support.http import NO_KEY, Headers, send
 from tests.support.server import RunningServer
 
 mcp = pytest.importorskip("mcp")
@@ -122,21 +121,14 @@ def test_sdk_client_without_a_key_is_refused(server: RunningServer, mode: str) -
 
 
 def post(
-    server: RunningServer, message: Any, *, key: str | None = "server", headers: dict[str, str] | None = None
-) -> tuple[int, dict[str, str], str]:
+    server: RunningServer, message: Any, *, key: str | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Headers, str]:
+    """A JSON-RPC message (or raw bytes) to /mcp as a Streamable HTTP client posts it; ``key`` as
+    ``tests.support.http.send`` takes it (the server's own by default, ``NO_KEY`` for none)."""
     data = message if isinstance(message, bytes) else json.dumps(message).encode()
-    request = urllib.request.Request(mcp_url(server), data=data, method="POST")
-    request.add_header("Content-Type", "application/json")
-    request.add_header("Accept", "application/json, text/event-stream")
-    if key is not None:
-        request.add_header("Authorization", f"Bearer {server.key if key == 'server' else key}")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, dict(reply.headers), reply.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, dict(err.headers), err.read().decode()
+    accept = {"Accept": "application/json, text/event-stream"}
+    reply = send(server, "/mcp", data, key=key, headers={**accept, **(headers or {})}, timeout=10)
+    return reply.status, reply.headers, reply.raw.decode()
 
 
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
@@ -167,8 +159,8 @@ def test_raw_handshake_at_each_version(server: RunningServer, version: str) -> N
     assert "memory_add" in {tool["name"] for tool in json.loads(body)["result"]["tools"]}
 
 
-@pytest.mark.parametrize("key", [None, "wrong-key-0123456789abcdef"])
-def test_a_request_without_a_valid_key_is_http_401(server: RunningServer, key: str | None) -> None:
+@pytest.mark.parametrize("key", [pytest.param(NO_KEY, id="None"), "wrong-key-0123456789abcdef"])
+def test_a_request_without_a_valid_key_is_http_401(server: RunningServer, key: str) -> None:
     status, headers, body = post(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, key=key)
 
     assert status == 401
@@ -187,13 +179,8 @@ def test_a_body_over_64_kib_is_http_413(server: RunningServer) -> None:
 
 @pytest.mark.parametrize("verb", ["GET", "DELETE"])
 def test_get_and_delete_are_405_with_allow_post(server: RunningServer, verb: str) -> None:
-    request = urllib.request.Request(mcp_url(server), method=verb)
-    request.add_header("Authorization", f"Bearer {server.key}")
-    request.add_header("Accept", "text/event-stream")
+    refused = send(server, "/mcp", None, method=verb, headers={"Accept": "text/event-stream"}, content_type=None)
 
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(request, timeout=10)
-
-    assert refused.value.code == 405
-    assert refused.value.headers["Allow"] == "POST"
-    assert json.loads(refused.value.read())["code"] == "invalid_request"
+    assert refused.status == 405
+    assert refused.headers["Allow"] == "POST"
+    assert refused.body["code"] == "invalid_request"

@@ -26,7 +26,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.readme_runner import Session, Step, blocks, commands
+from tests.support.http import healthy
 from tests.support.processes import default_sigint, stop
 from tests.support.server import free_port
 
@@ -80,8 +80,7 @@ class Server:
                 raise AssertionError(f"the server did not print its key:\n{self.log.read_text()}")
             time.sleep(0.05)
         self.key = re.search(r'export MNEMO_KEY="([^"]+)"', self.log.read_text()).group(1)  # type: ignore[union-attr]
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as reply:
-            assert reply.status == 200
+        assert healthy(f"http://127.0.0.1:{port}", timeout=10)
 
     def stop(self) -> str:
         if self.process.poll() is not None:

@@ -8,7 +8,6 @@ examples per operation (tests/support/fuzz.py: 10 in ``make test``; ``make fuzz`
 from __future__ import annotations
 
 import json
-import urllib.request
 from datetime import UTC, datetime
 
 import schemathesis
@@ -22,6 +21,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.hardening.spec import assert_spec_error
 from tests.support.fuzz import examples
+from tests.support.http import NO_KEY, request
 from tests.support.server import RunningServer
 
 MAX_EXAMPLES = examples("schemathesis")
@@ -70,8 +70,7 @@ def auth(server: RunningServer) -> dict[str, str]:
 
 
 def test_the_fuzzed_document_is_the_one_the_server_serves(hard_server: RunningServer):
-    with urllib.request.urlopen(f"{hard_server.url}/openapi.json", timeout=10) as reply:
-        served = json.loads(reply.read())
+    served = request(hard_server, "GET", "/openapi.json", key=NO_KEY, content_type=None, timeout=10).body
 
     assert served == json.loads(json.dumps(build_openapi()))
 

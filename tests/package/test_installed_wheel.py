@@ -17,7 +17,6 @@ import signal
 import socket
 import subprocess
 import sys
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.http import NO_KEY, request
 from tests.support.processes import default_sigint, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,18 +152,14 @@ def serving(installed: Installed) -> Iterator[Serving]:
 
 
 def call(serving: Serving, path: str, body: object, headers: dict[str, str] | None = None) -> dict:
-    request = urllib.request.Request(
-        f"{serving.url}{path}",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {serving.key}", "Content-Type": "application/json", **(headers or {})},
-    )
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        return json.loads(reply.read())
+    reply = request(serving, "POST", path, body, headers=headers, timeout=10)
+    assert reply.status == 200, reply.raw
+    answer: dict = reply.body
+    return answer
 
 
 def test_the_installed_mnemo_serves_rest_and_mcp_from_outside_the_checkout(installed, serving):
-    with urllib.request.urlopen(f"{serving.url}/healthz", timeout=10) as reply:
-        assert json.loads(reply.read()) == {"status": "ok"}
+    assert request(serving, "GET", "/healthz", key=NO_KEY, content_type=None).body == {"status": "ok"}
     added = call(serving, "/v1/tools/memory_add", {"content": "installed from a wheel", "tags": ["pkg"]})
     found = call(serving, "/v1/tools/memory_search", {"q": "wheel"})
     assert [m["id"] for m in found["memories"]] == [added["memory"]["id"]]

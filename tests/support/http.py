@@ -6,6 +6,8 @@ encoding, validation, redirects or proxies). Stdlib only, no pytest: ``bench/`` 
     reply = request(server, "GET", "/v1/admin/keys")            # any route, a JSON body or none
     reply = send(server, "/mcp", b"{", headers={"Origin": …})   # raw bytes
     reply.status, reply.headers["x-ratelimit-remaining"], reply.body
+    server, path = split("http://localhost:8765/mcp")        # a whole URL (no key unless given)
+    healthy(url)                                             # GET /healthz answered 200
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from urllib.parse import urlsplit
 
 #: ``key=NO_KEY``: send no Authorization header at all
 NO_KEY = ""
+#: ``headers=CLOSE``: the server closes the connection after its answer
+CLOSE: dict[str, str | bytes] = {"Connection": "close"}
 
 
 class Target(Protocol):
@@ -49,6 +53,12 @@ class Headers(dict[str, str]):
 
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name.lower() if isinstance(name, str) else name)
+
+
+def split(url: str, key: str = NO_KEY) -> tuple[Server, str]:
+    """A whole URL (``http://host:port/path?query``) as the target and path the functions here take."""
+    where = urlsplit(url)
+    return Server(f"{where.scheme}://{where.netloc}", key), where.path + (f"?{where.query}" if where.query else "")
 
 
 @dataclass
@@ -101,3 +111,16 @@ def request(target: Target, method: str, path: str, body: Any = None, **kwargs: 
 def call(target: Target, tool: str, arguments: Any, **kwargs: Any) -> Reply:
     """One REST tool call: ``POST /v1/tools/<tool>`` with the arguments as JSON."""
     return send(target, f"/v1/tools/{tool}", json.dumps(arguments).encode(), **kwargs)
+
+
+def healthy(url: str, timeout: float = 1) -> bool:
+    """Whether the server at ``url`` answers ``GET /healthz`` with 200 now; False while it cannot be reached.
+    With ``Connection: close``, as urllib sent it: a probe loop on a kept-alive connection left
+    ``mnemo serve`` logging "the handler instance died" at the Ctrl-C that followed (2 of 2 runs
+    of test_first_start's restart test, 1 of 3 probe loops; none with it)."""
+    try:
+        target = Server(url, NO_KEY)
+        reply = send(target, "/healthz", None, method="GET", headers=CLOSE, content_type=None, timeout=timeout)
+    except (OSError, http.client.HTTPException):
+        return False
+    return reply.status == 200

@@ -9,10 +9,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.http import healthy
 from tests.support.processes import stop
 
 SERVER_KEY = "e2e-admin-key-0123456789"
@@ -57,12 +57,9 @@ def start_server(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"mnemo serve exited: {output.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
-                if reply.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.1)
+        if healthy(url):
+            break
+        time.sleep(0.1)
     else:
         process.kill()
         raise RuntimeError("mnemo serve did not answer /healthz within 60 s")
