@@ -239,6 +239,16 @@ def aws_backend(aws_stack: Settings, aws_clients: tuple[Any, Any]) -> Any:
     return AwsBackend(dynamodb, index, Tables.from_settings(aws_stack))
 
 
+@pytest.fixture
+def own_backend(aws_stack: Settings) -> Iterator[Any]:
+    """A backend with its own clients, so a test may hook them without touching the others."""
+    from mnemo.backends.aws import AwsBackend
+
+    backend = AwsBackend.from_settings(aws_stack)
+    yield backend
+    backend.close()
+
+
 @pytest.fixture(scope="session")
 def stream_drain(aws_stack: Settings) -> Any:
     """The session table's stream, drained through the indexer on demand (tests/support/stream.py)."""

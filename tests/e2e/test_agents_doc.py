@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.readme_runner import blocks
+from tests.support.doc_runner import blocks
 from tests.support.http import request, split
 from tests.support.server import RunningServer, start_server, stop_server
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.readme_runner import Session, Step, blocks, commands
+from tests.support.doc_runner import Session, Step, blocks, commands, unmet
 from tests.support.http import healthy
 from tests.support.processes import default_sigint, stop
 from tests.support.server import free_port
@@ -145,39 +145,6 @@ def fill(command: str, steps: list[Step], server: Server) -> str:
     return "\n".join(lines)
 
 
-def pairs(stated: str) -> list[tuple[str, str]]:
-    """The quoted keys with literal values in a ``# → …`` line (``"slug": "default"``, ``"version": 1``)."""
-    return re.findall(r'"(\w+)":\s*("(?:[^"\\]|\\.)*"|-?\d+|true|false|null)', stated)
-
-
-def flatten(value: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield k, v
-            yield from flatten(v)
-    elif isinstance(value, list):
-        for item in value:
-            yield from flatten(item)
-
-
-def holds(stated: str, answer: Any) -> list[str]:
-    """What the stated answer says that the real one does not (a value with … is a prefix)."""
-    found = list(flatten(answer))
-    missing = []
-    for key, literal in pairs(stated):
-        value = json.loads(literal)
-        ok = any(
-            k == key
-            and (v == value or (isinstance(value, str) and "…" in value and str(v).startswith(value.split("…")[0])))
-            for k, v in found
-        )
-        if not ok:
-            missing.append(f"{key}: {literal}")
-    keys = set(re.findall(r'"(\w+)":', stated))
-    missing += [f"key {k}" for k in keys if all(k != name for name, _ in found)]
-    return missing
-
-
 def run_section(session: Session, heading: str, server: Server) -> list[tuple[Step, list[str]]]:
     ran = []
     for block in blocks(README, heading):
@@ -187,7 +154,7 @@ def run_section(session: Session, heading: str, server: Server) -> list[tuple[St
             assert "Traceback" not in step.err and "command not found" not in step.err, step.err
             for stated in command.states:
                 answer = json.loads(step.out)
-                assert not holds(stated, answer), (step.command, stated, holds(stated, answer), step.out)
+                assert not unmet(stated, answer), (step.command, stated, unmet(stated, answer), step.out)
             ran.append((step, command.states))
     return ran
 

@@ -24,14 +24,6 @@ from tests.support.aws_stack import RequestCounter, SerialisedDynamoDB, free_por
 pytestmark = pytest.mark.aws
 
 
-@pytest.fixture
-def own_backend(aws_stack):
-    """A backend with its own clients, so a test may hook them without touching the others."""
-    backend = AwsBackend.from_settings(aws_stack)
-    yield backend
-    backend.close()
-
-
 def _search(backend, scope, q):
     query = IndexQuery(scope, query_terms(q), "all", MemoryFilter(now=utc_now()), 10)
     return [hit.record for hit in backend.index.search(query)]

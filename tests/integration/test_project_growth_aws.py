@@ -16,7 +16,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from mnemo.backends.aws import AwsBackend
 from mnemo.backends.aws.items import RECENT_INDEX, memory_pk
 from mnemo.backends.aws.store import DynamoMemoryStore
 from mnemo.embedding import default_embedder
@@ -27,13 +26,6 @@ from mnemo.service.pipeline import Service
 from tests.contract.conftest import new_tenant
 
 pytestmark = pytest.mark.aws
-
-
-@pytest.fixture
-def own_backend(aws_stack):
-    backend = AwsBackend.from_settings(aws_stack)
-    yield backend
-    backend.close()
 
 
 def _items_by_partition(client: Any, table: str, prefix: str) -> Counter[str]:
@@ -146,9 +138,9 @@ def test_many_writes_across_log_buckets_stay_listed_and_findable_and_no_key_gath
     assert ids[-1] in [m.id for m in found]
 
 
-def test_a_listing_right_after_writes_is_exact_while_the_recent_index_lags(aws_stack):
+def test_a_listing_right_after_writes_is_exact_while_the_recent_index_lags(own_backend):
     # Given a project with three memories, and the recent GSI stuck at that moment
-    backend = AwsBackend.from_settings(aws_stack)
+    backend = own_backend
     lag = LaggingRecentIndex(backend.dynamodb)
     tenant = new_tenant(Service(backend, embedder=default_embedder()))
     scope = Scope(tenant.workspace_id, tenant.project.id)

@@ -30,7 +30,7 @@ import argparse
 import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -81,16 +81,18 @@ def converted(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | N
     }
 
 
+@dataclass
 class TableCopy:
-    def __init__(
-        self, client: Any, source: str, target: str, *, run: str = "copy", segments: int = 4, page: int = PAGE
-    ) -> None:
-        self.client = client
-        self.source = source
-        self.target = target
-        self.run = run
-        self.segments = segments
-        self.page = page
+    """The copy of ``source`` into ``target``: run ``run``, in ``segments`` scan segments of
+    ``page`` items a page."""
+
+    client: Any
+    source: str
+    target: str
+    _: KW_ONLY
+    run: str = "copy"
+    segments: int = 4
+    page: int = PAGE
 
     def _checkpoint_key(self, segment: int) -> dict[str, Any]:
         return {"pk": {"S": f"MIGRATION#{self.run}"}, "sk": {"S": f"SEGMENT#{segment}/{self.segments}"}}

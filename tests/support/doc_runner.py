@@ -1,17 +1,24 @@
 """Running a document's shell blocks as a user pastes them: the blocks of a Markdown section, cut
-into whole commands, run one by one in one bash session, each command's output kept apart.
+into whole commands, run one by one in one bash session, each command's output kept apart, and
+the answer a ``# → …`` line states checked against the command's JSON output (:func:`unmet`).
 
-Used by tests/e2e/test_readme.py (the README's tour and administration, docs/mcp.md's curl block).
+Used by tests/e2e/test_readme.py (the README's tour and administration, docs/mcp.md's curl block),
+tests/integration/test_auth_doc.py (docs/auth.md) and tests/e2e/test_agents_doc.py (its blocks).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 FENCE = re.compile(r"^```(\w*)\s*$")
+#: a JSON literal: a string, a number, true, false or null
+LITERAL = r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null'
 
 
 def blocks(markdown: str, heading: str, lang: str = "sh") -> list[str]:
@@ -127,3 +134,41 @@ class Session:
         if self.bash.stdin is not None:
             self.bash.stdin.close()
         self.bash.wait(timeout=30)
+
+
+def pairs(stated: str) -> list[tuple[str, str]]:
+    """The quoted keys with a literal value, or a flat list of them, in a ``# → …`` line
+    (``"slug": "default"``, ``"version": 1``, ``"scopes": ["memory:read"]``), the value as written."""
+    value = rf"{LITERAL}|\[\s*(?:(?:{LITERAL})\s*,\s*)*(?:{LITERAL})?\s*\]"
+    return re.findall(rf'"(\w+)":\s*({value})', stated)
+
+
+def flatten(value: Any) -> Iterator[tuple[str, Any]]:
+    """Every key and value of a JSON document, at any depth."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k, v
+            yield from flatten(v)
+    elif isinstance(value, list):
+        for item in value:
+            yield from flatten(item)
+
+
+def unmet(stated: str, answer: Any) -> list[str]:
+    """What a stated answer says that the real one does not: each of its :func:`pairs` must stand
+    somewhere in ``answer``, at any depth (a string value with … is a prefix), and every quoted key
+    it names must be a key of ``answer``."""
+    found = list(flatten(answer))
+    missing = []
+    for key, literal in pairs(stated):
+        value = json.loads(literal)
+        ok = any(
+            k == key
+            and (v == value or (isinstance(value, str) and "…" in value and str(v).startswith(value.split("…")[0])))
+            for k, v in found
+        )
+        if not ok:
+            missing.append(f"{key}: {literal}")
+    keys = set(re.findall(r'"(\w+)":', stated))
+    missing += [f"key {k}" for k in keys if all(k != name for name, _ in found)]
+    return missing
