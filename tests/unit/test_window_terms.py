@@ -15,6 +15,8 @@ from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 
+from tests.support.records import memory_record
+
 SCOPE = Scope("ws_1", "prj_1")
 NOW = utc_now()
 
@@ -29,18 +31,7 @@ TEXTS = {
 
 
 def record(memory_id: str, content: str, tags: tuple[str, ...] = (), path: str | None = None) -> MemoryRecord:
-    return MemoryRecord(
-        id=memory_id,
-        workspace_id=SCOPE.workspace_id,
-        project_id=SCOPE.project_id,
-        content=content,
-        tags=list(tags),
-        path=path,
-        source="test",
-        version=1,
-        created_at=NOW,
-        updated_at=NOW,
-    )
+    return memory_record(content, id=memory_id, scope=SCOPE, at=NOW, tags=list(tags), path=path)
 
 
 @pytest.mark.parametrize("language", sorted(TEXTS))
