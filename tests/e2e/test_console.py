@@ -78,24 +78,29 @@ class Console:
     def search(self, text: str) -> list[str]:
         """Type into the search box (no Enter: results come as you type); the cards' texts once
         the answer for exactly ``text`` is painted."""
+        # (each read waits: the results element is replaced when a paint lands, and an element
+        # found just before may be stale by the time it is read — seen once under load)
         self.b.wait_css("#results[data-painted]")
-        before = int(self.b.css("#results").get_attribute("data-painted"))
+        (before,) = self.b.wait(lambda: (int(self.b.css("#results").get_attribute("data-painted")),))
         box = self.b.css("#search-q")
         box.send_keys(Keys.CONTROL, "a")
         box.send_keys(Keys.DELETE)
         box.send_keys(text)
         self.b.js("arguments[0].dispatchEvent(new Event('input'))", box)  # also when nothing changed
 
-        def painted() -> bool:
+        def painted() -> tuple[list[str]] | None:
             results = self.b.css("#results")
-            return (
-                int(results.get_attribute("data-painted") or 0) > before
-                and results.get_attribute("data-query") == text
-                and not results.get_attribute("aria-busy")
-            )
+            if (
+                int(results.get_attribute("data-painted") or 0) <= before
+                or results.get_attribute("data-query") != text
+                or results.get_attribute("aria-busy")
+            ):
+                return None
+            cards = self.b.all("#results .memory-card")
+            return ([card.find_element("css selector", ".content").text for card in cards],)
 
-        self.b.wait(painted, what=f"the results for {text!r}")
-        return [card.find_element("css selector", ".content").text for card in self.b.all("#results .memory-card")]
+        (texts,) = self.b.wait(painted, what=f"the results for {text!r}")
+        return texts
 
 
 @pytest.fixture(scope="module")
