@@ -235,6 +235,7 @@ def aws_backend(aws_stack: Settings, aws_clients: tuple[Any, Any]) -> Any:
         aws_stack.opensearch_index,
         refresh=aws_stack.opensearch_refresh,
         refresh_interval=aws_stack.opensearch_refresh_interval,
+        vectors=aws_stack.opensearch_vectors,
     )
     return AwsBackend(dynamodb, index, Tables.from_settings(aws_stack))
 

@@ -95,6 +95,10 @@ class Settings(BaseModel):
     opensearch_timeout_s: float = Field(default=5.0, gt=0)
     opensearch_shards: int = Field(default=1, ge=1)
     opensearch_replicas: int = Field(default=0, ge=0)
+    #: the vector layout of an index created here: ``hnsw`` (Lucene HNSW graph, ``knn`` queries)
+    #: or ``exact`` (``script_score`` over the filtered candidates); an existing index keeps its
+    #: own until ``python -m mnemo.backends.aws.reindex`` moves it (docs/operations.md)
+    opensearch_vectors: Literal["hnsw", "exact"] = "hnsw"
     #: each search also reads the project's changes of this many seconds from DynamoDB and merges
     #: them into the index's hits, so a change is searchable before the index has it (0: off)
     search_recent_window_s: float = Field(default=60.0, ge=0, le=3600)

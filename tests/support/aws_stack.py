@@ -3,6 +3,7 @@ session's real OpenSearch node (tests/conftest.py); tables come from template.ya
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import uuid
@@ -13,6 +14,9 @@ from typing import Any
 
 #: use an already running node instead of starting one (e.g. scripts/opensearch.sh)
 URL_ENV = "MNEMO_TEST_OPENSEARCH_URL"
+#: the vector layout of the session's index (``hnsw``, the default, or ``exact``): the contract
+#: suite runs on either (docs/scale.md, "Changing the index's mapping")
+VECTORS_ENV = "MNEMO_TEST_OPENSEARCH_VECTORS"
 
 
 def free_port() -> int:
@@ -59,6 +63,7 @@ def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> An
         # cleanup job's) wait for it, so what a test drained is searchable when it looks
         "opensearch_refresh_interval": "10ms",
         "opensearch_refresh": "wait_for",
+        "opensearch_vectors": os.environ.get(VECTORS_ENV, "hnsw"),
         **overrides,
     }
     return Settings(**values)

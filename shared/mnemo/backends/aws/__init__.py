@@ -88,6 +88,7 @@ class AwsBackend:
             shards=cfg.opensearch_shards,
             replicas=cfg.opensearch_replicas,
             refresh_interval=cfg.opensearch_refresh_interval,
+            vectors=cfg.opensearch_vectors,
         )
         return cls(
             dynamodb,

@@ -14,6 +14,13 @@ searches:
   changes the index may not show yet, read from the table beside the query (:mod:`.fresh`; wired
   by ``AwsBackend`` through :meth:`OpenSearchIndex.read_your_writes`): a change is searchable the
   moment its write returns, without any write waiting for a refresh.
+* A vector search asks the ``knn`` query (Lucene HNSW, the tenant filter inside it) of an index
+  of the ``hnsw`` layout, ``script_score`` (exact) of one of the ``exact`` layout. The layout
+  behind the alias is found by asking: an index of the ``exact`` layout refuses ``knn`` (400,
+  "not built for ANN search"); that search is answered by ``script_score`` and the next ones
+  too, for ``knn_retry_s``, then ``knn`` is asked again — so a switch is picked up by then, with
+  no request but searches (the read function's role grants ``_search`` only). While a migration moves the alias to a
+  new index (:mod:`.reindex`), every write goes to the new index first, then through the alias.
 * Connection errors, timeouts, refusals of the caller (401, 403), 429 and 5xx become
   :class:`~mnemo.errors.IndexUnavailable` (``backends.aws.errors.index_errors``), for every
   public method, through ``backends.errors.translate_errors``.
@@ -21,6 +28,7 @@ searches:
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,8 +38,8 @@ from opensearchpy.exceptions import ConflictError, NotFoundError, RequestError
 from mnemo.backends.aws import fresh
 from mnemo.backends.aws.errors import index_errors
 from mnemo.backends.aws.fresh import ReadYourWrites, RecentChanges
-from mnemo.backends.aws.mapping import IndexSetup, doc_id, document, tombstone
-from mnemo.backends.aws.query import search_body, search_page, similar_body, similar_hits
+from mnemo.backends.aws.mapping import KNN_RETRY_S, LAYOUT_TTL_S, IndexSetup, Vectors, doc_id, document, tombstone
+from mnemo.backends.aws.query import knn_body, knn_hits, search_body, search_page, similar_body, similar_hits
 from mnemo.backends.errors import translate_errors
 from mnemo.errors import IndexUnavailable
 from mnemo.models.records import MemoryRecord
@@ -49,12 +57,26 @@ class OpenSearchIndex:
         shards: int = 1,
         replicas: int = 0,
         refresh_interval: str = "1s",
+        vectors: Vectors = "hnsw",
+        layout_ttl_s: float = LAYOUT_TTL_S,
+        knn_retry_s: float = KNN_RETRY_S,
     ) -> None:
         self.client = client
         self.alias = alias
         self.refresh = refresh
-        self.setup = IndexSetup(client, alias, shards=shards, replicas=replicas, refresh_interval=refresh_interval)
+        self.setup = IndexSetup(
+            client,
+            alias,
+            shards=shards,
+            replicas=replicas,
+            refresh_interval=refresh_interval,
+            vectors=vectors,
+            ttl_s=layout_ttl_s,
+        )
         self._fresh: ReadYourWrites | None = None
+        self.knn_retry_s = knn_retry_s
+        #: when a ``knn`` query was last refused (monotonic seconds): exact searches until retry
+        self._knn_refused_at: float | None = None
 
     def read_your_writes(self, changes: RecentChanges, *, window_s: float, first_page: int) -> None:
         """Merge every search with the changes of the last ``window_s`` seconds that ``changes``
@@ -87,21 +109,40 @@ class OpenSearchIndex:
         self._write(record, tombstone(record), record.version + 1)
 
     def _write(self, record: MemoryRecord, body: dict[str, Any], version: int) -> None:
+        self.setup.ensure()
+        targets = self.setup.write_targets()
+        for target in targets:
+            # a migration's new index first, then the alias: if the alias is switched between the
+            # two, the second write lands in the new index too (docs/scale.md, "Changing the
+            # index's mapping")
+            migrating = target != self.alias
+            try:
+                self._write_to(target, record, body, version, require_alias=migrating)
+            except NotFoundError:
+                if not migrating:
+                    raise
+                self.setup.forget()  # the migration's alias is gone: switched (or given up)
+
+    def _write_to(
+        self, target: str, record: MemoryRecord, body: dict[str, Any], version: int, *, require_alias: bool
+    ) -> None:
         def write() -> None:
             self.client.index(
-                index=self.alias,
+                index=target,
                 id=doc_id(record.project_id, record.id),
                 body=body,
                 routing=record.project_id,
                 version=version,
                 # external_gte: the same version may be written again (the cleanup job re-indexes
-                # a document of another analysis); an older one is refused (409)
+                # a document of another analysis; a migration's back-fill and the stream may both
+                # write it); an older one is refused (409)
                 version_type="external_gte",
                 refresh=self.refresh,
+                # a migration's alias removed meanwhile must not be created as an index
+                **({"params": {"require_alias": "true"}} if require_alias else {}),
             )
 
         try:
-            self.setup.ensure()
             try:
                 write()
             except RequestError as exc:
@@ -140,9 +181,21 @@ class OpenSearchIndex:
         return self._fresh.search(query, self._similar, fresh.merge_similar)
 
     def _similar(self, asked: VectorQuery, since: datetime | None = None) -> list[IndexHit]:
-        """(``since`` unused: a vector search lists no window; the argument keeps ``ReadYourWrites``'s shape.)"""
-        try:  # (a dimension never written has no field: the ``exists`` filter then matches nothing)
-            out = self.client.search(index=self.alias, body=similar_body(asked), routing=asked.scope.project_id)
+        """(``since`` unused: a vector search lists no window; the argument keeps ``ReadYourWrites``'s shape.)
+
+        ``knn`` unless a ``knn`` query was refused in the last ``knn_retry_s`` (an index of the
+        ``exact`` layout, or none of this dimension yet): then ``script_score``, which serves
+        either layout."""
+        routing = asked.scope.project_id
+        try:
+            refused = self._knn_refused_at
+            if refused is None or time.monotonic() - refused >= self.knn_retry_s:
+                try:
+                    return knn_hits(self.client.search(index=self.alias, body=knn_body(asked), routing=routing))
+                except RequestError:
+                    self._knn_refused_at = time.monotonic()
+            # (a dimension never written has no field: the ``exists`` filter then matches nothing)
+            out = self.client.search(index=self.alias, body=similar_body(asked), routing=routing)
         except NotFoundError:
             return []  # no index yet: nothing was ever written
         return similar_hits(out)

@@ -15,16 +15,24 @@ set-up that creates the index or brings an older one to the current layout.
   deleting the document, because OpenSearch forgets a real delete's version after
   ``index.gc_deletes`` (60 s) and a late older write could then resurrect it.
 * The full record is kept in ``_source`` (``record``, not indexed), so a hit needs no DynamoDB read.
+* Vectors have one of two layouts, fixed at an index's creation (``index.knn`` cannot be changed
+  on a live index): ``exact`` (a ``knn_vector`` without a method, scored by ``script_score``) or
+  ``hnsw`` (an ``index.knn`` index whose vectors carry a Lucene HNSW graph, searched by the
+  ``knn`` query). A new index gets ``IndexSetup.vectors``; the searches find the layout behind
+  the alias by asking ``knn`` (``index.OpenSearchIndex.similar``); an index moves from one to the other
+  by :mod:`.reindex` (a new index behind the alias, zero downtime), during which the writes also
+  go to the migration's alias (:meth:`IndexSetup.write_targets`).
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from typing import Any
+import time
+from typing import Any, Literal
 
 from opensearchpy import OpenSearch
-from opensearchpy.exceptions import TransportError
+from opensearchpy.exceptions import NotFoundError, TransportError
 
 from mnemo import text
 from mnemo.backends.aws.errors import index_errors
@@ -43,11 +51,41 @@ LAYOUT = 3
 DEFAULT_DIM = 256
 
 
-def vector_mapping(dim: int) -> dict[str, Any]:
-    """A ``knn_vector`` without an ANN method: scored exactly, by cosine, over the candidates the
-    filters leave (docs/aws.md, "Vectors"). No ``index.knn`` and no method means no native engine
-    is ever loaded (faiss, the k-NN plugin's default, is not on every node)."""
-    return {"type": "knn_vector", "dimension": dim}
+#: a vector layout: scored exactly (``script_score``) or searched through a Lucene HNSW graph
+Vectors = Literal["exact", "hnsw"]
+#: the HNSW graph's parameters (bench/vectors.py ``--backends node`` measured them; docs/scale.md):
+#: links per node and the candidate list of its construction
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 256
+#: the ``knn`` query's ``k`` at least: Lucene's candidate list (its ef_search) is ``k``, so a search
+#: asks for this many neighbours (or its ``limit``, when larger) and keeps its ``size``
+KNN_K = 200
+#: the alias a migration's new index is reachable by while it is filled (:mod:`.reindex`); the
+#: writers write there too while it exists
+NEXT_SUFFIX = "-next"
+#: seconds a writer trusts what it read of a running migration: :mod:`.reindex` waits longer than
+#: this before it back-fills, so every writer writes to both indexes by then
+LAYOUT_TTL_S = 10.0
+#: seconds a searcher keeps to ``script_score`` after its ``knn`` query was refused (an index of
+#: the ``exact`` layout behind the alias): a switch to ``hnsw`` is picked up this much later
+KNN_RETRY_S = 60.0
+
+
+def vector_mapping(dim: int, vectors: Vectors = "exact") -> dict[str, Any]:
+    """A ``knn_vector`` field. ``exact``: without an ANN method, scored exactly, by cosine, over
+    the candidates the filters leave (docs/aws.md, "Vectors") — no ``index.knn`` and no method
+    means no native engine is ever loaded (faiss, the k-NN plugin's default, is not on every
+    node). ``hnsw``: a Lucene HNSW graph in cosine space (the Lucene engine is Java, in the k-NN
+    plugin itself; the index needs ``index.knn``)."""
+    field: dict[str, Any] = {"type": "knn_vector", "dimension": dim}
+    if vectors == "hnsw":
+        field["method"] = {
+            "name": "hnsw",
+            "engine": "lucene",
+            "space_type": "cosinesimil",
+            "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+        }
+    return field
 
 
 def vector_field(dim: int) -> str:
@@ -55,6 +93,7 @@ def vector_field(dim: int) -> str:
 
 
 _TERMS = {"type": "text", "analyzer": "whitespace", "norms": True}
+#: the mapping of the ``exact`` layout (:func:`mappings` gives either)
 MAPPINGS: dict[str, Any] = {
     "dynamic": "strict",
     "_meta": {"layout": LAYOUT},
@@ -84,6 +123,35 @@ MAPPINGS: dict[str, Any] = {
         vector_field(DEFAULT_DIM): vector_mapping(DEFAULT_DIM),
     },
 }
+
+
+def mappings(vectors: Vectors) -> dict[str, Any]:
+    """The mapping of an index of this vector layout (``_meta.vectors`` records it)."""
+    properties = {**MAPPINGS["properties"], vector_field(DEFAULT_DIM): vector_mapping(DEFAULT_DIM, vectors)}
+    return {**MAPPINGS, "_meta": {**MAPPINGS["_meta"], "vectors": vectors}, "properties": properties}
+
+
+def index_body(vectors: Vectors, *, shards: int, replicas: int, refresh_interval: str) -> dict[str, Any]:
+    """The settings and mapping of a new index of this vector layout."""
+    settings: dict[str, Any] = {
+        "number_of_shards": shards,
+        "number_of_replicas": replicas,
+        # explicit, so an idle shard keeps refreshing (no search-idle pause)
+        "refresh_interval": refresh_interval,
+    }
+    if vectors == "hnsw":
+        settings["knn"] = True
+    return {"settings": settings, "mappings": mappings(vectors)}
+
+
+def layout_of(mapping: dict[str, Any]) -> Vectors:
+    """The vector layout of an index, from its mapping (``GET <index>/_mapping``'s ``mappings``):
+    ``hnsw`` when its vector fields carry a method (or ``_meta.vectors`` says so)."""
+    if (mapping.get("_meta") or {}).get("vectors") == "hnsw":
+        return "hnsw"
+    fields = (mapping.get("properties") or {}).values()
+    return "hnsw" if any(f.get("type") == "knn_vector" and "method" in f for f in fields) else "exact"
+
 
 #: the fields that hold a document's terms as written (``fresh`` matches a change against them)
 TERM_FIELDS = ("content_terms", "tags_terms", "path_terms")
@@ -137,23 +205,37 @@ def tombstone(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-@translate_errors(index_errors("setup", ensure_vector_field="mapping", upgrade="write"))
+@translate_errors(index_errors("setup", ensure_vector_field="mapping", upgrade="write", write_targets="setup"))
 class IndexSetup:
     """Where the index is (``client``, ``alias``), and its creation and migrations: once per
-    process each, shared by the index adapter and the cleanup job's."""
+    process each, shared by the index adapter and the cleanup job's. ``vectors`` is the vector
+    layout of an index it creates; whether a migration is running is read at most every ``ttl_s`` seconds."""
 
     def __init__(
-        self, client: OpenSearch, alias: str, *, shards: int = 1, replicas: int = 0, refresh_interval: str = "1s"
+        self,
+        client: OpenSearch,
+        alias: str,
+        *,
+        shards: int = 1,
+        replicas: int = 0,
+        refresh_interval: str = "1s",
+        vectors: Vectors = "hnsw",
+        ttl_s: float = LAYOUT_TTL_S,
     ) -> None:
         self.client = client
         self.alias = alias
+        self.next_alias = alias + NEXT_SUFFIX
         self.shards = shards
         self.replicas = replicas
         self.refresh_interval = refresh_interval
+        self.vectors: Vectors = vectors
+        self.ttl_s = ttl_s
         self._ready = False
         self._lock = threading.Lock()
-        #: vector fields known to be in the mapping
-        self._vector_fields = {vector_field(DEFAULT_DIM)}
+        #: vector fields known to be in the mapping, by write target
+        self._vector_fields: dict[str, set[str]] = {alias: {vector_field(DEFAULT_DIM)}}
+        #: (read at, value) of the write targets
+        self._targets: tuple[float, tuple[str, ...]] | None = None
 
     def ensure(self, timeout_s: float | None = None) -> None:
         """Create the index and its alias when missing (once per process; idempotent); a creation
@@ -171,16 +253,10 @@ class IndexSetup:
 
     def _create(self, timeout_s: float | None) -> None:
         index = f"{self.alias}-{INDEX_VERSION}"
-        body = {
-            "settings": {
-                "number_of_shards": self.shards,
-                "number_of_replicas": self.replicas,
-                # explicit, so an idle shard keeps refreshing (no search-idle pause)
-                "refresh_interval": self.refresh_interval,
-            },
-            "mappings": MAPPINGS,
-            "aliases": {self.alias: {"is_write_index": True}},
-        }
+        body = index_body(
+            self.vectors, shards=self.shards, replicas=self.replicas, refresh_interval=self.refresh_interval
+        )
+        body["aliases"] = {self.alias: {"is_write_index": True}}
         try:
             wait = {} if timeout_s is None else {"request_timeout": timeout_s}
             self.client.indices.create(index=index, body=body, **wait)
@@ -210,21 +286,52 @@ class IndexSetup:
         an additive change OpenSearch allows on a live index, so instances racing to do it are
         harmless. Done when a document of this layout is refused by the strict mapping, so an
         index already at ``LAYOUT`` costs no request. Documents are re-analysed by the cleanup job."""
-        mappings = self.client.indices.get_mapping(index=self.alias)
-        for index, body in mappings.items():
-            held = set((body.get("mappings") or {}).get("properties") or {})
-            missing = {k: v for k, v in MAPPINGS["properties"].items() if k not in held}
-            self.client.indices.put_mapping(index=index, body={"_meta": MAPPINGS["_meta"], "properties": missing})
+        for target in self.write_targets():
+            # (put through the alias, the path the policy grants: one index is behind each)
+            for body in self._mappings(target).values():
+                held = (body.get("mappings") or {}).get("properties") or {}
+                vectors = layout_of(body.get("mappings") or {})
+                wanted = mappings(vectors)
+                missing = {k: v for k, v in wanted["properties"].items() if k not in held}
+                meta = {**((body.get("mappings") or {}).get("_meta") or {}), **wanted["_meta"]}
+                self.client.indices.put_mapping(index=target, body={"_meta": meta, "properties": missing})
 
     def ensure_vector_field(self, dim: int) -> None:
         """Map ``embedding_<dim>`` before the first document of an embedder of that dimension (an
-        additive mapping change; once per process: read the mapping, put the field only when no
-        index behind the alias has it — the k-NN plugin refuses a ``knn_vector`` put again as it is)."""
+        additive mapping change; once per process and write target: read the mapping, put the
+        field — in the index's own vector layout — only when an index lacks it: the k-NN plugin
+        refuses a ``knn_vector`` put again as it is)."""
         field = vector_field(dim)
-        if field in self._vector_fields:
+        targets = self.write_targets()
+        if all(field in self._vector_fields.get(t, ()) for t in targets):
             return
         self.ensure()
-        for index, body in self.client.indices.get_mapping(index=self.alias).items():
-            if field not in ((body.get("mappings") or {}).get("properties") or {}):
-                self.client.indices.put_mapping(index=index, body={"properties": {field: vector_mapping(dim)}})
-        self._vector_fields.add(field)
+        for target in targets:
+            for body in self._mappings(target).values():
+                mapping = body.get("mappings") or {}
+                if field not in (mapping.get("properties") or {}):
+                    put = {"properties": {field: vector_mapping(dim, layout_of(mapping))}}
+                    self.client.indices.put_mapping(index=target, body=put)
+            self._vector_fields.setdefault(target, set()).add(field)
+
+    def _mappings(self, target: str) -> dict[str, Any]:
+        try:
+            out: dict[str, Any] = self.client.indices.get_mapping(index=target)
+        except NotFoundError:
+            return {}  # a migration's alias removed since it was read: its index is the alias's now
+        return out
+
+    def write_targets(self) -> tuple[str, ...]:
+        """Where a write goes: the alias, and first the migration's alias while one exists
+        (``<alias>-next``, :mod:`.reindex`), read at most every ``ttl_s`` seconds."""
+        now = time.monotonic()
+        if self._targets is not None and now - self._targets[0] < self.ttl_s:
+            return self._targets[1]
+        migrating = self.client.indices.exists_alias(index=self.next_alias, name=self.next_alias)
+        targets = (self.next_alias, self.alias) if migrating else (self.alias,)
+        self._targets = (now, targets)
+        return targets
+
+    def forget(self) -> None:
+        """Read the write targets again on next use (after a switch)."""
+        self._targets = None

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from mnemo.backends.aws.fresh import IndexPage
-from mnemo.backends.aws.mapping import vector_field
+from mnemo.backends.aws.mapping import KNN_K, vector_field
 from mnemo.like import ANY_ONE, ANY_RUN, is_match_all, like_tokens
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
@@ -161,20 +161,23 @@ def _matched(query: IndexQuery, hit: dict[str, Any]) -> tuple[str, ...]:
     return tuple(term.text for i, term in enumerate(query.terms) if f"t{i}" in names)
 
 
-def similar_body(query: VectorQuery) -> dict[str, Any]:
-    """The vector search: the filtered candidates of the model, scored by cosine (the k-NN
-    plugin's painless ``cosineSimilarity``; + 1 because a score may not be negative)."""
+def _candidates(query: VectorQuery) -> tuple[str, list[dict[str, Any]]]:
+    """The vector field of the query's dimension, and the filter of the candidates: the scope and
+    filters, the query's model, a vector present."""
     field = vector_field(len(query.vector))
-    candidates = {
-        "bool": {
-            "filter": [
-                *filter_clauses(query),
-                {"term": {"embedding_model": query.model}},
-                {"exists": {"field": field}},
-            ],
-            "must_not": [{"term": {"deleted": True}}],
-        }
-    }
+    return field, [
+        *filter_clauses(query),
+        {"term": {"embedding_model": query.model}},
+        {"exists": {"field": field}},
+    ]
+
+
+def similar_body(query: VectorQuery) -> dict[str, Any]:
+    """The exact vector search: the filtered candidates of the model, scored by cosine (the k-NN
+    plugin's painless ``cosineSimilarity``; + 1 because a score may not be negative). Serves both
+    vector layouts."""
+    field, clauses = _candidates(query)
+    candidates = {"bool": {"filter": clauses, "must_not": [{"term": {"deleted": True}}]}}
     script = {
         "source": "cosineSimilarity(params.query_value, doc[params.field]) + 1.0",
         "params": {"field": field, "query_value": [float(x) for x in query.vector]},
@@ -193,5 +196,35 @@ def similar_hits(out: dict[str, Any]) -> list[IndexHit]:
     """The hits of a :func:`similar_body` answer, scored by cosine."""
     return [
         IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), float(hit.get("_score") or 1.0) - 1.0)
+        for hit in out["hits"]["hits"]
+    ]
+
+
+def knn_body(query: VectorQuery) -> dict[str, Any]:
+    """The approximate vector search on an index of the ``hnsw`` layout: Lucene's HNSW ``knn``
+    query with the scope and filters *inside* it (efficient filtering: the graph walk only
+    accepts documents of the project, and Lucene searches exactly when the filter leaves fewer
+    documents than it would visit), asking ``max(limit, KNN_K)`` neighbours and keeping ``limit``.
+    Lucene's cosine score is ``(1 + cosine) / 2``."""
+    field, clauses = _candidates(query)
+    knn = {
+        "vector": [float(x) for x in query.vector],
+        "k": max(query.limit, KNN_K),
+        "filter": {"bool": {"filter": clauses, "must_not": [{"term": {"deleted": True}}]}},
+    }
+    return {
+        "size": query.limit,
+        "min_score": (1.0 + query.min_score) / 2.0,
+        "query": {"knn": {field: knn}},
+        "sort": ["_score", {"updated_at": "desc"}, {"id": "desc"}],
+        "track_scores": True,
+        "_source": ["record"],
+    }
+
+
+def knn_hits(out: dict[str, Any]) -> list[IndexHit]:
+    """The hits of a :func:`knn_body` answer, scored by cosine."""
+    return [
+        IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), 2.0 * float(hit.get("_score") or 0.5) - 1.0)
         for hit in out["hits"]["hits"]
     ]
