@@ -47,6 +47,9 @@ UNEXERCISED = {
         "UpgradeMapping",
         "*",
     ): "an index of an older layout only (tests/integration/test_aws_backend.py)",
+    ("IndexWritePolicy", "MigrationWrites", "*"): "only while a mapping change runs "
+    "(tests/integration/test_index_migration_aws.py)",
+    ("IndexWritePolicy", "MigrationMapping", "*"): "only while a mapping change runs",
     ("IndexerFunction", "Memories", "dynamodb:PutItem"): "a repair marker for a memory TTL removed meanwhile",
     ("CleanupFunction", "Memories", "dynamodb:DeleteItem"): "clearing such a standalone repair marker",
     ("AdminFunction", "RateLimits", "dynamodb:BatchGetItem"): "limits above 15,000 a minute (sharded buckets) only",

@@ -219,6 +219,8 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     assert listing.pop("Query") in (2, 3) and listing == {"UpdateItem": 1, "BatchGetItem": 1}
     assert costs["memory_add (idempotent, replay)"] == ({"UpdateItem": 1, "PutItem": 1}, {})
     # Each of the four changes (two adds, an update, a delete) is indexed exactly once, by the stream
+    # (and the writer asks whether a mapping change is under way at most every LAYOUT_TTL_S)
+    assert indexing.pop("HEAD _alias", 0) <= 1
     assert indexing == {"PUT _doc": 4}
 
 
@@ -342,7 +344,7 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend, 
         stream_drain.drain(backend)
         # Then the same index has the new fields and says so, and the document was written
         mapping = client.indices.get_mapping(index=index)[index]["mappings"]
-        assert mapping["_meta"] == {"layout": LAYOUT}
+        assert mapping["_meta"] == {"layout": LAYOUT, "vectors": "exact"}
         assert new_fields <= set(mapping["properties"])
         assert counter.opensearch.get("PUT _mapping") == 1
         assert [r.reference for r in tenant.call("search_memory", query="deployments").results] == [memory.id]
@@ -350,6 +352,7 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend, 
         tenant.call("memory_add", content="Freezes lift on Mondays")
         counter.reset()
         stream_drain.drain(backend)
+        assert counter.opensearch.pop("HEAD _alias", 0) <= 1  # a mapping change under way? (LAYOUT_TTL_S)
         assert counter.opensearch == {"PUT _doc": 1}
     finally:
         client.indices.delete(index=index, ignore_unavailable=True)

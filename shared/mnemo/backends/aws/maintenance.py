@@ -163,20 +163,30 @@ class AwsMaintenance:
             "deleted": True,
             "deleted_at": now,
         }
-        try:
-            self.setup.ensure()
-            self.opensearch.index(
-                index=self.setup.alias,
-                id=doc_id(entry.scope.project_id, entry.memory_id),
-                body=body,
-                routing=entry.scope.project_id,
-                version=entry.version + 1,
-                version_type="external",
-                refresh=self.refresh,
-            )
-        except ConflictError:
-            return False  # something newer is there already
-        return True
+        self.setup.ensure()
+        dropped = False
+        for target in self.setup.write_targets():  # a migration's new index too (reindex)
+            migrating = target != self.setup.alias
+            try:
+                self.opensearch.index(
+                    index=target,
+                    id=doc_id(entry.scope.project_id, entry.memory_id),
+                    body=body,
+                    routing=entry.scope.project_id,
+                    version=entry.version + 1,
+                    version_type="external",
+                    refresh=self.refresh,
+                    **({"params": {"require_alias": "true"}} if migrating else {}),
+                )
+            except ConflictError:
+                continue  # something newer is there already
+            except NotFoundError:
+                if not migrating:
+                    raise
+                self.setup.forget()  # the migration's alias is gone: switched
+                continue
+            dropped = dropped or not migrating
+        return dropped
 
     def purge(self, entry: IndexEntry) -> bool:
         if entry.scope is None or not entry.token:
