@@ -57,9 +57,6 @@ SEED = 11
 TOP = 10
 #: recall's similarity floor (docs/retrieval.md): the overlap is measured as recall asks
 FLOOR = 0.35
-#: the k-NN query's ``k`` on the node: Lucene's candidate list (its ``ef_search``) is ``k``, so the
-#: query asks for this many and keeps the first ``TOP`` (``size``)
-NODE_K = 100
 
 
 def _unit(v: Any) -> Any:
@@ -330,14 +327,20 @@ def run_vector_half(size: int, n_queries: int) -> dict[str, Any]:
     }
 
 
-def run_node(size: int, n_queries: int) -> dict[str, Any] | str:
-    """On the test node (local, one 512 MB-heap JVM on this machine): the clustered set in two
-    indexes — today's ``knn_vector`` without a method, searched exactly by ``script_score``, and
-    one with ``method: hnsw`` (Lucene, cosine) in an ``index.knn`` index, searched by the k-NN
-    query with its efficient ``filter`` (workspace and project inside the query) — and the top-10
-    overlap of the second against the first, with each query's latency (wall, as the client sees
-    it, and OpenSearch's own ``took``). Half the documents belong to another project, so the
-    filter has work to do."""
+def run_node(
+    size: int, n_queries: int, graphs: Sequence[tuple[int, int]] | None = None, ks: Sequence[int] | None = None
+) -> dict[str, Any] | str:
+    """On the test node (local, one 512 MB-heap JVM on this machine): the clustered set in an
+    index of the ``exact`` layout, searched by ``script_score``, and in one ``hnsw`` index per
+    graph of ``graphs`` ((m, ef_construction); default the code's, ``mapping.HNSW_M`` /
+    ``HNSW_EF_CONSTRUCTION``), searched by the k-NN query with its efficient ``filter`` (workspace
+    and project inside the query) for each ``k`` of ``ks`` (default ``query.KNN_K``) — and the
+    top-10 overlap of each against exact, with each query's latency (wall, as the client sees it,
+    and OpenSearch's own ``took``). The overlap is given over every top-10 slot (``overlap``) and
+    over the slots exact search fills above recall's similarity floor (``overlap_at_floor``: what
+    ``recall`` can return). Half the documents belong to another project, so the filter has work
+    to do. The mappings are the code's own (``mapping.vector_mapping``)."""
+    from mnemo.backends.aws.mapping import HNSW_EF_CONSTRUCTION, HNSW_M, KNN_K, vector_mapping
     from opensearchpy import OpenSearch, helpers
 
     from tests.support.opensearch_node import OpenSearchNode, available, fetch
@@ -346,25 +349,28 @@ def run_node(size: int, n_queries: int) -> dict[str, Any] | str:
     if not ok:
         return reason
     fetch()
+    graphs = list(graphs or [(HNSW_M, HNSW_EF_CONSTRUCTION)])
+    ks = list(ks or [KNN_K])
     vectors = VectorSet("clustered", size)
     queries = [vectors.query(q) for _, q in corpus.queries(SEED, n_queries)]
-    field = {"type": "knn_vector", "dimension": DIM}
-    hnsw = {**field, "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}}
     props = {"workspace_id": {"type": "keyword"}, "project_id": {"type": "keyword"}}
     settings = {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"}
     out: dict[str, Any] = {"size": size, "node": "local test node (OpenSearch 2.19.1 + k-NN, 512 MB heap)"}
     node = OpenSearchNode().start()
     try:
         client = OpenSearch(node.url, timeout=120)
-        client.indices.create(
-            index="exact", body={"settings": settings, "mappings": {"properties": {**props, "v": field}}}
-        )
-        client.indices.create(
-            index="hnsw",
-            body={"settings": {**settings, "index.knn": True}, "mappings": {"properties": {**props, "v": hnsw}}},
-        )
-        started = time.perf_counter()
-        for index in ("exact", "hnsw"):
+        indexes = {"exact": {"settings": settings, "mappings": {"properties": {**props, "v": vector_mapping(DIM)}}}}
+        for m, ef_construction in graphs:
+            field = vector_mapping(DIM, "hnsw")
+            field["method"]["parameters"] = {"m": m, "ef_construction": ef_construction}
+            indexes[f"hnsw-m{m}-ef{ef_construction}"] = {
+                "settings": {**settings, "index.knn": True},
+                "mappings": {"properties": {**props, "v": field}},
+            }
+        load: dict[str, float] = {}
+        for index, body in indexes.items():
+            started = time.perf_counter()
+            client.indices.create(index=index, body=body)
             actions = (
                 {
                     "_index": index,
@@ -378,7 +384,9 @@ def run_node(size: int, n_queries: int) -> dict[str, Any] | str:
             client.indices.put_settings(index=index, body={"refresh_interval": "1s"})
             client.indices.refresh(index=index)
             client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=1800)
-        out["load_s"] = round(time.perf_counter() - started, 1)
+            load[index] = round(time.perf_counter() - started, 1)
+            print(json.dumps({"loaded": index, "s": load[index]}), flush=True)
+        out["load_s"] = load
         scope = [{"term": {"workspace_id": "w"}}, {"term": {"project_id": "p0"}}]
 
         def exact(q: list[float]) -> dict[str, Any]:
@@ -386,34 +394,56 @@ def run_node(size: int, n_queries: int) -> dict[str, Any] | str:
             body = {"size": TOP, "query": {"script_score": {"query": {"bool": {"filter": scope}}, "script": script}}}
             return client.search(index="exact", body=body, routing="p0")
 
-        def approximate(q: list[float]) -> dict[str, Any]:
-            knn = {"v": {"vector": q, "k": NODE_K, "filter": {"bool": {"filter": scope}}}}
-            return client.search(index="hnsw", body={"size": TOP, "query": {"knn": knn}}, routing="p0")
+        def approximate(index: str, k: int) -> Any:
+            def search(q: list[float]) -> dict[str, Any]:
+                knn = {"v": {"vector": q, "k": k, "filter": {"bool": {"filter": scope}}}}
+                return client.search(index=index, body={"size": TOP, "query": {"knn": knn}}, routing="p0")
 
+            return search
+
+        searches = {"exact": exact}
+        for index in indexes:
+            if index != "exact":
+                searches.update({f"{index}-k{k}": approximate(index, k) for k in ks})
         for q in queries[:20]:
-            exact(q), approximate(q)
-        shares, timings = [], {"exact": ([], []), "hnsw": ([], [])}
+            for search in searches.values():
+                search(q)
+        timings: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in searches}
+        shares: dict[str, list[float]] = {name: [] for name in searches if name != "exact"}
+        floor_shares: dict[str, list[float]] = {name: [] for name in shares}
         for q in queries:
             answers = {}
-            for name, search in (("exact", exact), ("hnsw", approximate)):
+            for name, search in searches.items():
                 started = time.perf_counter()
                 answers[name] = search(q)
                 timings[name][0].append(time.perf_counter() - started)
                 timings[name][1].append(answers[name]["took"] / 1000)
-            want = [h["_id"] for h in answers["exact"]["hits"]["hits"]]
-            got = {h["_id"] for h in answers["hnsw"]["hits"]["hits"]}
-            shares.append(sum(1 for i in want if i in got) / max(1, len(want)))
+            exact_hits = answers["exact"]["hits"]["hits"]
+            want = [h["_id"] for h in exact_hits]
+            # script_score's score is cosine + 1
+            above = [h["_id"] for h in exact_hits if h["_score"] - 1.0 >= FLOOR]
+            for name in shares:
+                got = {h["_id"] for h in answers[name]["hits"]["hits"]}
+                shares[name].append(sum(1 for i in want if i in got) / max(1, len(want)))
+                if above:
+                    floor_shares[name].append(sum(1 for i in above if i in got) / len(above))
         for name, (wall, took) in timings.items():
             out[name] = {"wall": summary_ms(wall), "took": summary_ms(took)}
-        out["overlap"] = {
-            "queries": len(shares),
-            "mean": round(sum(shares) / len(shares), 4),
-            "worst": min(shares),
-            "below_1": sum(1 for s in shares if s < 1),
-        }
+        for name in shares:
+            out[name]["overlap"] = _overlap(shares[name])
+            out[name]["overlap_at_floor"] = _overlap(floor_shares[name])
     finally:
         node.stop()
     return out
+
+
+def _overlap(shares: list[float]) -> dict[str, Any]:
+    return {
+        "queries": len(shares),
+        "mean": round(sum(shares) / max(1, len(shares)), 4),
+        "worst": min(shares, default=float("nan")),
+        "below_1": sum(1 for s in shares if s < 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -423,6 +453,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="sqlite", help="sqlite, half (the vector half alone), node")
     parser.add_argument("--node-size", type=int, default=None, help="documents on the node (default: --size)")
     parser.add_argument("--ann-min", type=int, default=None, help="the SQLite graph's threshold (default: the code's)")
+    parser.add_argument(
+        "--graphs", default=None, help="node: HNSW graphs to compare, m:ef_construction,… (default: the code's)"
+    )
+    parser.add_argument("--k", default=None, help="node: the knn query's k values to compare, comma-separated")
     parser.add_argument("--out", type=Path, default=None, help="write the figures (JSON) here too")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"size": args.size, "dim": DIM, "queries": args.queries}
@@ -433,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
             elif name == "half":
                 result[name] = run_vector_half(args.size, args.queries)
             else:
-                result[name] = run_node(args.node_size or args.size, args.queries)
+                graphs = [tuple(int(x) for x in g.split(":")) for g in args.graphs.split(",")] if args.graphs else None
+                ks = [int(k) for k in args.k.split(",")] if args.k else None
+                result[name] = run_node(args.node_size or args.size, args.queries, graphs, ks)  # type: ignore[arg-type]
             print(json.dumps({name: result[name]}, indent=1), flush=True)
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")
