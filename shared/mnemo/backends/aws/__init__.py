@@ -5,6 +5,8 @@ One module per port, as in ``backends/sqlite``: ``store``, ``index``, ``tenants`
 ``idempotency``, ``maintenance``; ``items`` (DynamoDB keys and encoding), ``mapping`` (the
 index's mapping, documents and set-up), ``query`` (its DSL), ``fresh`` (read-your-writes),
 ``clients``, ``errors`` and ``stream`` (the table's change stream, read for the indexer) serve them.
+``migrate`` (a table off the former LSI) and ``reindex`` (the index behind the alias to a new
+mapping) are operator commands (``python -m mnemo.backends.aws.<name>``).
 """
 
 from __future__ import annotations
