@@ -51,7 +51,11 @@ def race_ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports
 
     from tests.support.aws_stack import SerialisedDynamoDB, own_stack
 
-    with own_stack(request.getfixturevalue("aws_stack")) as cfg:
+    # No stream indexer runs here: what a race wrote is found through the read-your-writes window
+    # alone, so the window spans the whole test (its 60 s default is what the indexer needs; 64
+    # adds and their searches took 43 s on a loaded CI box, and a later one missed an add made
+    # more than 60 s before its search)
+    with own_stack(request.getfixturevalue("aws_stack"), search_recent_window_s=3600) as cfg:
         aws = AwsBackend.from_settings(cfg)
         SerialisedDynamoDB(aws.dynamodb)
         yield aws

@@ -163,15 +163,16 @@ class SerialMotoServer:
 
 
 @contextmanager
-def own_stack(cfg: Any) -> Iterator[Any]:
+def own_stack(cfg: Any, **overrides: Any) -> Iterator[Any]:
     """Settings of tables and an index of their own on the endpoints of ``cfg`` (the session's
     moto server and OpenSearch node), for tests that write so much that the session's shared
-    tables would carry it into other suites (the cleanup job walks every tenant); dropped after."""
+    tables would carry it into other suites (the cleanup job walks every tenant); dropped after.
+    ``overrides``: other settings of those (``aws_settings``)."""
     from mnemo.backends.aws import Tables
     from mnemo.backends.aws.clients import dynamodb_client, opensearch_client
     from mnemo.local.tables import create_tables
 
-    own = aws_settings(cfg.dynamodb_endpoint_url, cfg.opensearch_endpoint)
+    own = aws_settings(cfg.dynamodb_endpoint_url, cfg.opensearch_endpoint, **overrides)
     dynamodb = dynamodb_client(own)
     create_tables(dynamodb, Tables.from_settings(own).by_logical_id())
     try:
