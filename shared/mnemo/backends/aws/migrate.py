@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
@@ -81,6 +81,42 @@ def converted(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | N
     }
 
 
+def scan_segment(
+    client: Any,
+    checkpoints: str,
+    key: dict[str, Any],
+    request: dict[str, Any],
+    handle: Callable[[list[dict[str, Any]]], None],
+    *,
+    max_pages: int | None = None,
+) -> bool:
+    """One segment of a parallel, consistent ``Scan`` (``request``: its table, segment, filter),
+    resumable: from the cursor saved under ``key`` in the table ``checkpoints`` on, each page
+    handed to ``handle`` and its cursor saved after it (``done`` once the segment is finished);
+    ``max_pages`` stops early (tests). Whether the segment is done. The table copy and the index
+    move (``reindex``) both walk their source this way."""
+    saved = client.get_item(TableName=checkpoints, Key=key, ConsistentRead=True).get("Item")
+    if saved is not None and saved["done"]["BOOL"]:
+        return True
+    request = {**request, "ConsistentRead": True}
+    if saved is not None and "cursor" in saved:
+        request["ExclusiveStartKey"] = json.loads(saved["cursor"]["S"])
+    pages = 0
+    while max_pages is None or pages < max_pages:
+        out = client.scan(**request)
+        handle(out.get("Items", []))
+        last = out.get("LastEvaluatedKey")
+        item = {**key, "done": {"BOOL": last is None}}
+        if last is not None:
+            item["cursor"] = {"S": json.dumps(last)}
+        client.put_item(TableName=checkpoints, Item=item)
+        pages += 1
+        if last is None:
+            return True
+        request["ExclusiveStartKey"] = last
+    return False
+
+
 @dataclass
 class TableCopy:
     """The copy of ``source`` into ``target``: run ``run``, in ``segments`` scan segments of
@@ -97,16 +133,6 @@ class TableCopy:
     def _checkpoint_key(self, segment: int) -> dict[str, Any]:
         return {"pk": {"S": f"MIGRATION#{self.run}"}, "sk": {"S": f"SEGMENT#{segment}/{self.segments}"}}
 
-    def _checkpoint(self, segment: int) -> dict[str, Any] | None:
-        out = self.client.get_item(TableName=self.target, Key=self._checkpoint_key(segment), ConsistentRead=True)
-        return out.get("Item")
-
-    def _save(self, segment: int, cursor: dict[str, Any] | None) -> None:
-        item = {**self._checkpoint_key(segment), "done": {"BOOL": cursor is None}}
-        if cursor is not None:
-            item["cursor"] = {"S": json.dumps(cursor)}
-        self.client.put_item(TableName=self.target, Item=item)
-
     def copy(self, *, workers: int = 4, max_pages: int | None = None) -> Copied:
         """Every segment (``workers`` at once); ``max_pages`` per segment stops early (tests)."""
         total = Copied()
@@ -119,31 +145,15 @@ class TableCopy:
     def copy_segment(self, segment: int, *, max_pages: int | None = None) -> Copied:
         """One segment of the parallel ``Scan``, from its checkpoint on."""
         result = Copied()
-        saved = self._checkpoint(segment)
-        if saved is not None and saved["done"]["BOOL"]:
-            result.done.append(segment)
-            return result
-        request: dict[str, Any] = {
-            "TableName": self.source,
-            "Segment": segment,
-            "TotalSegments": self.segments,
-            "Limit": self.page,
-            "ConsistentRead": True,
-        }
-        if saved is not None and "cursor" in saved:
-            request["ExclusiveStartKey"] = json.loads(saved["cursor"]["S"])
-        pages = 0
-        while max_pages is None or pages < max_pages:
-            out = self.client.scan(**request)
-            for item in out.get("Items", []):
+        request = {"TableName": self.source, "Segment": segment, "TotalSegments": self.segments, "Limit": self.page}
+
+        def put(items: list[dict[str, Any]]) -> None:
+            for item in items:
                 self._put(item, result)
-            last = out.get("LastEvaluatedKey")
-            self._save(segment, last)
-            pages += 1
-            if not last:
-                result.done.append(segment)
-                break
-            request["ExclusiveStartKey"] = last
+
+        key = self._checkpoint_key(segment)
+        if scan_segment(self.client, self.target, key, request, put, max_pages=max_pages):
+            result.done.append(segment)
         return result
 
     def _put(self, item: dict[str, Any], result: Copied) -> None:

@@ -52,6 +52,7 @@ from mnemo.backends.aws.mapping import (
     vector_field,
     vector_mapping,
 )
+from mnemo.backends.aws.migrate import scan_segment
 from mnemo.backends.errors import translate_errors
 from mnemo.errors import IndexUnavailable
 
@@ -206,12 +207,7 @@ class IndexMigration:
 
     def _segment(self, target: str, segment: int, max_pages: int | None) -> Moved:
         result = Moved()
-        key = self._checkpoint_key(target, segment)
-        saved = self.dynamodb.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
-        if saved is not None and saved["done"]["BOOL"]:
-            result.done.append(segment)
-            return result
-        request: dict[str, Any] = {
+        request = {
             "TableName": self.table,
             "Segment": segment,
             "TotalSegments": self.segments,
@@ -219,25 +215,15 @@ class IndexMigration:
             "FilterExpression": "begins_with(#sk, :mem) AND attribute_not_exists(#del)",
             "ExpressionAttributeNames": {"#sk": "sk", "#del": "deleted"},
             "ExpressionAttributeValues": {":mem": {"S": "MEM#"}},
-            "ConsistentRead": True,
         }
-        if saved is not None and "cursor" in saved:
-            request["ExclusiveStartKey"] = json.loads(saved["cursor"]["S"])
-        pages = 0
         mapped: set[str] = set()
-        while max_pages is None or pages < max_pages:
-            out = self.dynamodb.scan(**request)
-            self._index(target, [record_from_item(item) for item in out.get("Items", [])], mapped, result)
-            last = out.get("LastEvaluatedKey")
-            item = {**key, "done": {"BOOL": last is None}}
-            if last is not None:
-                item["cursor"] = {"S": json.dumps(last)}
-            self.dynamodb.put_item(TableName=self.table, Item=item)
-            pages += 1
-            if not last:
-                result.done.append(segment)
-                break
-            request["ExclusiveStartKey"] = last
+
+        def index(items: list[dict[str, Any]]) -> None:
+            self._index(target, [record_from_item(item) for item in items], mapped, result)
+
+        key = self._checkpoint_key(target, segment)
+        if scan_segment(self.dynamodb, self.table, key, request, index, max_pages=max_pages):
+            result.done.append(segment)
         return result
 
     def _index(self, target: str, records: list[Any], mapped: set[str], result: Moved) -> None:
