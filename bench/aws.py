@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -282,12 +282,11 @@ def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int, in_tab
         backend.close()
 
 
-def run(
-    size: int = 5000, n_adds: int = 300, n_queries: int = 300, seed: int = 7, corpus_in_table: bool = False
-) -> dict[str, Any]:
-    ok, reason = available()
-    if not ok:
-        return {"status": "not run", "reason": reason}
+@contextmanager
+def local_stack(moto: Callable[[], AbstractContextManager[str]] = moto_process, **overrides: Any) -> Iterator[Any]:
+    """The AWS backend's engines for a bench, run locally: moto's test credentials, the OpenSearch
+    test node (fetched once), moto (``moto``: by default in its own process) and fresh tables on it;
+    yields their settings (``aws_settings`` with ``overrides``). Stops the node after."""
     from mnemo.backends.aws import Tables
     from mnemo.backends.aws.clients import dynamodb_client
     from mnemo.local.tables import create_tables
@@ -300,15 +299,24 @@ def run(
     fetch()
     node = OpenSearchNode().start()
     try:
-        with moto_process() as dynamodb_url:
-            # the production refresh interval: what a request waiting for a refresh waits for
-            # the production refresh interval, and the index's own writes (the indexer's) not
-            # waiting for a refresh, as deployed
-            cfg = aws_settings(dynamodb_url, node.url, opensearch_refresh_interval="1s", opensearch_refresh="false")
+        with moto() as dynamodb_url:
+            cfg = aws_settings(dynamodb_url, node.url, **overrides)
             create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-            out = _measure(cfg, size, n_adds, n_queries, seed, corpus_in_table)
+            yield cfg
     finally:
         node.stop()
+
+
+def run(
+    size: int = 5000, n_adds: int = 300, n_queries: int = 300, seed: int = 7, corpus_in_table: bool = False
+) -> dict[str, Any]:
+    ok, reason = available()
+    if not ok:
+        return {"status": "not run", "reason": reason}
+    # the production refresh interval: what a request waiting for a refresh waits for, and the
+    # index's own writes (the indexer's) not waiting for a refresh, as deployed
+    with local_stack(opensearch_refresh_interval="1s", opensearch_refresh="false") as cfg:
+        out = _measure(cfg, size, n_adds, n_queries, seed, corpus_in_table)
     return {"status": "done", "size": size, "refresh_interval": "1s", "corpus_in_table": corpus_in_table, **out}
 
 

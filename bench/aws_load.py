@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.aws import available, load_corpus, moto_process
+from bench.aws import available, load_corpus, local_stack
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,86 +138,68 @@ def run(
     ok, reason = available()
     if not ok:
         return {"status": "not run", "reason": reason}
-    from mnemo.backends.aws import AwsBackend, Tables
-    from mnemo.backends.aws.clients import dynamodb_client
+    from mnemo.backends.aws import AwsBackend
     from mnemo.embedding import default_embedder
-    from mnemo.local.tables import create_tables
     from mnemo.models.records import RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
 
-    from tests.support.aws_stack import aws_settings
-    from tests.support.opensearch_node import OpenSearchNode, fetch
     from tests.support.stream import StreamDrain
 
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
-    fetch()
-    node = OpenSearchNode().start()
     steps: list[dict] = []
     windows: list[dict] = []
-    try:
-        with moto_process() as dynamodb_url:
-            # a window of 10 minutes: loading a burst of changes on moto here takes longer than 60 s
-            cfg = aws_settings(
-                dynamodb_url,
-                node.url,
-                opensearch_refresh_interval="1s",
-                opensearch_refresh="false",
-                search_recent_window_s=600 if window else 60,
+    # a window of 10 minutes: loading a burst of changes on moto here takes longer than 60 s
+    refresh = {"opensearch_refresh_interval": "1s", "opensearch_refresh": "false"}
+    with local_stack(**refresh, search_recent_window_s=600 if window else 60) as cfg:
+        backend = AwsBackend.from_settings(cfg)
+        try:
+            workspace, project = tenancy.create_workspace(backend, "load")
+            limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
+            backend.tenants.set_limits(workspace.id, limits)
+            key = tenancy.create_key(
+                backend, workspace.id, label="load", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
+            ).plain
+            load_corpus(
+                backend,
+                workspace.id,
+                project.id,
+                corpus.generate(corpus.CorpusParams(size, seed)),
+                into_table=False,
             )
-            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-            backend = AwsBackend.from_settings(cfg)
-            try:
-                workspace, project = tenancy.create_workspace(backend, "load")
-                limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
-                backend.tenants.set_limits(workspace.id, limits)
-                key = tenancy.create_key(
-                    backend, workspace.id, label="load", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
-                ).plain
-                load_corpus(
-                    backend,
-                    workspace.id,
-                    project.id,
-                    corpus.generate(corpus.CorpusParams(size, seed)),
-                    into_table=False,
-                )
-                svc = Service(backend, embedder=default_embedder())
-                caller = svc.authenticate(f"Bearer {key}")
-                docs = corpus.generate(corpus.CorpusParams(max_calls * len(levels), seed + 1))
-                queries = [q for _, q in corpus.queries(seed, max_calls)]
-                timings = Timings(backend)
-                stream = StreamDrain(cfg, start="LATEST")
-                stream.drain(backend)
-                for n, threads in enumerate(levels):
-                    adds = docs[n * max_calls : (n + 1) * max_calls]
-                    work: list[tuple[str, dict]] = []
-                    for i, doc in enumerate(adds):
-                        work.append(("memory_add", {"content": doc.content, "tags": doc.tags}))
-                        work.append(("memory_search", {"q": queries[i % len(queries)]}))
-                    timings.take()
-                    step = _step(svc, caller, threads, seconds, max_calls, work)
-                    spent, requests = timings.take()
-                    calls = step["calls"] or 1
-                    step["per_call_ms"] = {what: round(s * 1000 / calls, 2) for what, s in sorted(spent.items())}
-                    step["requests_per_call"] = {what: round(r / calls, 2) for what, r in sorted(requests.items())}
-                    started = time.perf_counter()
-                    records = stream.drain(backend)
-                    drained = time.perf_counter() - started
-                    step["indexer"] = {
-                        "records": records,
-                        "seconds": round(drained, 2),
-                        "records_per_s": round(records / drained, 1) if drained else None,
-                    }
-                    timings.take()
-                    steps.append(step)
-                    print(json.dumps(step), flush=True)
-                if window:
-                    windows = _window(backend, svc, caller, workspace.id, window, searches=20)
-            finally:
-                backend.close()
-    finally:
-        node.stop()
+            svc = Service(backend, embedder=default_embedder())
+            caller = svc.authenticate(f"Bearer {key}")
+            docs = corpus.generate(corpus.CorpusParams(max_calls * len(levels), seed + 1))
+            queries = [q for _, q in corpus.queries(seed, max_calls)]
+            timings = Timings(backend)
+            stream = StreamDrain(cfg, start="LATEST")
+            stream.drain(backend)
+            for n, threads in enumerate(levels):
+                adds = docs[n * max_calls : (n + 1) * max_calls]
+                work: list[tuple[str, dict]] = []
+                for i, doc in enumerate(adds):
+                    work.append(("memory_add", {"content": doc.content, "tags": doc.tags}))
+                    work.append(("memory_search", {"q": queries[i % len(queries)]}))
+                timings.take()
+                step = _step(svc, caller, threads, seconds, max_calls, work)
+                spent, requests = timings.take()
+                calls = step["calls"] or 1
+                step["per_call_ms"] = {what: round(s * 1000 / calls, 2) for what, s in sorted(spent.items())}
+                step["requests_per_call"] = {what: round(r / calls, 2) for what, r in sorted(requests.items())}
+                started = time.perf_counter()
+                records = stream.drain(backend)
+                drained = time.perf_counter() - started
+                step["indexer"] = {
+                    "records": records,
+                    "seconds": round(drained, 2),
+                    "records_per_s": round(records / drained, 1) if drained else None,
+                }
+                timings.take()
+                steps.append(step)
+                print(json.dumps(step), flush=True)
+            if window:
+                windows = _window(backend, svc, caller, workspace.id, window, searches=20)
+        finally:
+            backend.close()
     return {
         "status": "done",
         "size": size,

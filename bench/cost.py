@@ -28,7 +28,6 @@ Prices (us-east-1, on-demand, as published in 2025; change them here):
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -142,28 +141,17 @@ def run() -> dict[str, Any]:
     ok, reason = available()
     if not ok:
         return {"status": "not run", "reason": reason}
-    from mnemo.backends.aws import AwsBackend, Tables
-    from mnemo.backends.aws.clients import dynamodb_client
-    from mnemo.local.tables import create_tables
+    from mnemo.backends.aws import AwsBackend
 
-    from tests.support.aws_stack import aws_settings, moto_server
-    from tests.support.opensearch_node import OpenSearchNode, fetch
+    from bench.aws import local_stack
+    from tests.support.aws_stack import moto_server
 
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
-    fetch()
-    node = OpenSearchNode().start()
-    try:
-        with moto_server() as dynamodb_url:
-            cfg = aws_settings(dynamodb_url, node.url)
-            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-            backend = AwsBackend.from_settings(cfg)
-            try:
-                costs = _measure(backend, cfg)
-            finally:
-                backend.close()
-    finally:
-        node.stop()
+    with local_stack(moto_server) as cfg:
+        backend = AwsBackend.from_settings(cfg)
+        try:
+            costs = _measure(backend, cfg)
+        finally:
+            backend.close()
     return {
         "status": "done",
         "prices": {

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import threading
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.aws import available, load_corpus, moto_process
+from bench.aws import available, load_corpus, local_stack
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,75 +224,57 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not ok:
         return {"status": "not run", "reason": reason}
     from mnemo import runtime
-    from mnemo.backends.aws import AwsBackend, Tables
-    from mnemo.backends.aws.clients import dynamodb_client
+    from mnemo.backends.aws import AwsBackend
     from mnemo.embedding import default_embedder
-    from mnemo.local.tables import create_tables
     from mnemo.models.records import RateLimits
     from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
 
-    from tests.support.aws_stack import aws_settings
-    from tests.support.opensearch_node import OpenSearchNode, fetch
-
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
-    fetch()
-    node = OpenSearchNode().start()
     out: dict[str, Any] = {"status": "done", "indexer": [], "window": []}
-    try:
-        with moto_process() as dynamodb_url:
-            cfg = aws_settings(
-                dynamodb_url,
-                node.url,
-                opensearch_refresh_interval="1s",
-                opensearch_refresh="false",
-                search_recent_window_s=600,  # loading a burst on moto here takes longer than 60 s
-            )
-            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-            backend = AwsBackend.from_settings(cfg)
-            try:
-                workspace, project = tenancy.create_workspace(backend, "bench")
-                limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
-                backend.tenants.set_limits(workspace.id, limits)
-                key = tenancy.create_key(
-                    backend, workspace.id, label="bench", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
-                ).plain
-                svc = Service(backend, embedder=default_embedder())
-                caller = svc.authenticate(f"Bearer {key}")
-                backend.index.ensure()
-                projects = [f"prj_bench{i:03d}" for i in range(args.projects)]
-                docs = corpus.generate(corpus.CorpusParams(args.records, 23))
-                threading.current_thread().name = "bench"
-                with runtime.using(svc, cfg):
-                    _invoke([_stream_record(r, 0) for r in _records(docs[:20], workspace.id, projects, "WARM")])
-                    runs = 0
-                    for batch_size in args.batches:
-                        for factor in args.factors:
-                            runs += 1
-                            tag = f"B{batch_size}F{factor}"
-                            stream = [
-                                _stream_record(r, runs * 10**7 + i)
-                                for i, r in enumerate(_records(docs, workspace.id, projects, tag))
-                            ]
-                            res = indexer(stream, batch_size, factor)
-                            out["indexer"].append(res)
-                            print(json.dumps(res), flush=True)
-                        if args.bulk:
-                            res = bulk(backend, _records(docs, workspace.id, projects, f"K{batch_size}"), batch_size)
-                            out["indexer"].append(res)
-                            print(json.dumps(res), flush=True)
-                if args.window:
-                    base = corpus.generate(corpus.CorpusParams(args.size, 7))
-                    load_corpus(backend, workspace.id, project.id, base, into_table=False)
-                    for n in args.window:
-                        res = window(backend, svc, caller, workspace.id, n, args.searches)
-                        out["window"].append(res)
+    # loading a burst on moto here takes longer than 60 s: a window of 10 minutes
+    refresh = {"opensearch_refresh_interval": "1s", "opensearch_refresh": "false"}
+    with local_stack(**refresh, search_recent_window_s=600) as cfg:
+        backend = AwsBackend.from_settings(cfg)
+        try:
+            workspace, project = tenancy.create_workspace(backend, "bench")
+            limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
+            backend.tenants.set_limits(workspace.id, limits)
+            key = tenancy.create_key(
+                backend, workspace.id, label="bench", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
+            ).plain
+            svc = Service(backend, embedder=default_embedder())
+            caller = svc.authenticate(f"Bearer {key}")
+            backend.index.ensure()
+            projects = [f"prj_bench{i:03d}" for i in range(args.projects)]
+            docs = corpus.generate(corpus.CorpusParams(args.records, 23))
+            threading.current_thread().name = "bench"
+            with runtime.using(svc, cfg):
+                _invoke([_stream_record(r, 0) for r in _records(docs[:20], workspace.id, projects, "WARM")])
+                runs = 0
+                for batch_size in args.batches:
+                    for factor in args.factors:
+                        runs += 1
+                        tag = f"B{batch_size}F{factor}"
+                        stream = [
+                            _stream_record(r, runs * 10**7 + i)
+                            for i, r in enumerate(_records(docs, workspace.id, projects, tag))
+                        ]
+                        res = indexer(stream, batch_size, factor)
+                        out["indexer"].append(res)
                         print(json.dumps(res), flush=True)
-            finally:
-                backend.close()
-    finally:
-        node.stop()
+                    if args.bulk:
+                        res = bulk(backend, _records(docs, workspace.id, projects, f"K{batch_size}"), batch_size)
+                        out["indexer"].append(res)
+                        print(json.dumps(res), flush=True)
+            if args.window:
+                base = corpus.generate(corpus.CorpusParams(args.size, 7))
+                load_corpus(backend, workspace.id, project.id, base, into_table=False)
+                for n in args.window:
+                    res = window(backend, svc, caller, workspace.id, n, args.searches)
+                    out["window"].append(res)
+                    print(json.dumps(res), flush=True)
+        finally:
+            backend.close()
     return out
 
 
