@@ -24,7 +24,7 @@ from mnemo.embedding import default_embedder
 from mnemo.local.server import LocalContext
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope
-from mnemo.service.cleanup import PHASES, CleanupOptions, run_cleanup
+from mnemo.service.cleanup import CleanupOptions, run_cleanup
 from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import Tenant, new_tenant
@@ -34,24 +34,50 @@ pytestmark = pytest.mark.aws
 
 
 @pytest.fixture
-def backend(aws_stack) -> Iterator[AwsBackend]:
-    """The service's backend, with its own clients."""
-    own = AwsBackend.from_settings(aws_stack)
+def own_stack(aws_stack) -> Iterator[Any]:
+    """Tables and an index of the test's own, on the session's moto server and node. On the
+    session's table a stream read from its start held every change of the suite so far, the
+    cleanup job walked every memory, claim and change-log entry of it (≈ 20 s a cycle late in
+    ``make test``, twice per test), and its counts mixed in other tests' tombstones, some
+    purgeable at any time."""
+    from mnemo.backends.aws.clients import dynamodb_client
+    from mnemo.local.tables import create_tables
+
+    from tests.support.aws_stack import aws_settings
+
+    cfg = aws_settings(aws_stack.dynamodb_endpoint_url, aws_stack.opensearch_endpoint)
+    create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
+    yield cfg
+    _drop(cfg)
+
+
+def _drop(cfg: Any) -> None:
+    from mnemo.backends.aws.clients import opensearch_client
+
+    client = opensearch_client(cfg)
+    client.indices.delete(index=f"{cfg.opensearch_index}-*", ignore_unavailable=True)
+    client.close()
+
+
+@pytest.fixture
+def backend(own_stack) -> Iterator[AwsBackend]:
+    """The service's backend, over the test's own tables."""
+    own = AwsBackend.from_settings(own_stack)
     yield own
     own.close()
 
 
 @pytest.fixture
-def stream_backend(aws_stack, backend) -> Iterator[AwsBackend]:
+def stream_backend(own_stack, backend) -> Iterator[AwsBackend]:
     """The same tables, but an index of its own that only the stream indexer writes to; the
     process runtime (what the handler uses) is wired to it."""
     index = OpenSearchIndex(
         backend.index.client,
-        f"{aws_stack.opensearch_index}-stream-{uuid.uuid4().hex[:6]}",
-        refresh_interval=aws_stack.opensearch_refresh_interval,
+        f"{own_stack.opensearch_index}-stream-{uuid.uuid4().hex[:6]}",
+        refresh_interval=own_stack.opensearch_refresh_interval,
     )
-    own = AwsBackend(backend.dynamodb, index, Tables.from_settings(aws_stack))
-    runtime.use(Service(own, embedder=default_embedder()), aws_stack)
+    own = AwsBackend(backend.dynamodb, index, Tables.from_settings(own_stack))
+    runtime.use(Service(own, embedder=default_embedder()), own_stack)
     yield own
     runtime.use(None)
     index.client.indices.delete(index=f"{index.alias}-*", ignore_unavailable=True)
@@ -134,10 +160,10 @@ def invoke_indexer(event: dict[str, Any]) -> dict[str, Any]:
 # -- the stream indexer -----------------------------------------------------------------------
 
 
-def test_a_stream_batch_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
+def test_a_stream_batch_leaves_the_index_equal_to_the_store(own_stack, backend, stream_backend):
     tenant = new_tenant(Service(backend, embedder=default_embedder()))
     ids = scenario(tenant)
-    event = stream_event(aws_stack, tenant.workspace_id)
+    event = stream_event(own_stack, tenant.workspace_id)
     # of a memory, a delete is a MODIFY into a delete marker; REMOVEs come from TTL only (and
     # from dedup claims given up, which are no memories)
     memories = [r for r in event["Records"] if r["dynamodb"]["Keys"]["sk"]["S"].startswith("MEM#")]
@@ -151,10 +177,10 @@ def test_a_stream_batch_leaves_the_index_equal_to_the_store(aws_stack, backend, 
     assert index_state(stream_backend, scope, [ids[1]]) == {ids[1]: (2, True)}  # the delete's tombstone
 
 
-def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend):
+def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(own_stack, backend, stream_backend):
     tenant = new_tenant(Service(backend, embedder=default_embedder()))
     ids = scenario(tenant)
-    event = stream_event(aws_stack, tenant.workspace_id)
+    event = stream_event(own_stack, tenant.workspace_id)
     invoke_indexer(event)
     once = index_state(stream_backend, Scope(tenant.workspace_id, tenant.project.id), ids)
 
@@ -167,10 +193,10 @@ def test_a_batch_replayed_twice_leaves_the_index_equal_to_the_store(aws_stack, b
 
 
 @pytest.mark.parametrize("order", ["reversed", "shuffled"])
-def test_a_batch_out_of_order_leaves_the_index_equal_to_the_store(aws_stack, backend, stream_backend, order):
+def test_a_batch_out_of_order_leaves_the_index_equal_to_the_store(own_stack, backend, stream_backend, order):
     tenant = new_tenant(Service(backend, embedder=default_embedder()))
     ids = scenario(tenant)
-    records = stream_event(aws_stack, tenant.workspace_id)["Records"]
+    records = stream_event(own_stack, tenant.workspace_id)["Records"]
     if order == "reversed":
         records.reverse()
     else:
@@ -185,10 +211,10 @@ def test_a_batch_out_of_order_leaves_the_index_equal_to_the_store(aws_stack, bac
     assert index_state(stream_backend, scope, [deleted])[deleted][1] is True  # a tombstone, not a gap
 
 
-def test_a_record_that_cannot_be_applied_is_reported_and_only_it(aws_stack, backend, stream_backend):
+def test_a_record_that_cannot_be_applied_is_reported_and_only_it(own_stack, backend, stream_backend):
     tenant = new_tenant(Service(backend, embedder=default_embedder()))
     scenario(tenant)
-    event = stream_event(aws_stack, tenant.workspace_id)
+    event = stream_event(own_stack, tenant.workspace_id)
     broken = json.loads(json.dumps(event))
     broken["Records"][0]["dynamodb"]["NewImage"]["version"] = {"S": "not a number"}
 
@@ -197,7 +223,7 @@ def test_a_record_that_cannot_be_applied_is_reported_and_only_it(aws_stack, back
     assert response == {"batchItemFailures": [{"itemIdentifier": broken["Records"][0]["dynamodb"]["SequenceNumber"]}]}
 
 
-def test_an_old_change_is_checked_against_the_store_first(aws_stack, backend, stream_backend):
+def test_an_old_change_is_checked_against_the_store_first(own_stack, backend, stream_backend):
     from mnemo.models.records import MemoryRecord
     from mnemo.ports import StoreChange
     from mnemo.service.indexer import apply_change
@@ -225,7 +251,7 @@ def _passes_stream_filter(record: dict[str, Any]) -> bool:
     return str(record["dynamodb"]["Keys"]["sk"]["S"]).startswith("MEM#")
 
 
-def test_claim_items_never_reach_the_index(aws_stack, backend, stream_backend):
+def test_claim_items_never_reach_the_index(own_stack, backend, stream_backend):
     # Given adds that take, meet, move and release dedup claims (CLAIM# items beside the memories)
     tenant = new_tenant(Service(backend, embedder=default_embedder()))
     a = tenant.call("memory_add", content="claimed alpha").memory.id
@@ -234,7 +260,7 @@ def test_claim_items_never_reach_the_index(aws_stack, backend, stream_backend):
     tenant.call("memory_update", id=a, content="claimed alpha two")  # its claim moves
     tenant.call("memory_delete", id=b)  # its claim is released
     c = tenant.call("memory_add", content="claimed alpha two", allow_duplicate=True).memory.id
-    event = stream_event(aws_stack, tenant.workspace_id)
+    event = stream_event(own_stack, tenant.workspace_id)
     claims = [r for r in event["Records"] if r["dynamodb"]["Keys"]["sk"]["S"].startswith("CLAIM#")]
     assert {r["eventName"] for r in claims} == {"INSERT", "REMOVE"}  # the stream does carry them
 
@@ -263,9 +289,7 @@ def test_claim_items_never_reach_the_index(aws_stack, backend, stream_backend):
 
 
 def whole_cycle(ports: Any) -> Counter[str]:
-    """The counts of cleanup runs until one says it is done: a whole walk of the table (one run
-    examines at most max_items of the shared table, which the whole suite's memories, claims and
-    change-log entries outgrow)."""
+    """The counts of cleanup runs until one says it is done: a whole walk of the table."""
     counts: Counter[str] = Counter()
     for _ in range(50):
         summary = run_cleanup(ports)
@@ -275,16 +299,21 @@ def whole_cycle(ports: Any) -> Counter[str]:
     raise AssertionError("cleanup never finished")
 
 
-def until_done(ports: Any) -> None:
-    whole_cycle(ports)
+@pytest.fixture
+def clean(own_stack) -> Iterator[AwsBackend]:
+    """A backend over the test's own tables and index."""
+    own = AwsBackend.from_settings(own_stack)
+    yield own
+    own.close()
 
 
 @pytest.fixture
-def clean(backend) -> AwsBackend:
-    for name in PHASES:
-        backend.maintenance.save_checkpoint(name, None)
-    until_done(backend)
-    return backend
+def stream_drain(own_stack) -> Any:
+    """The test's own table's stream, drained through the indexer on demand (this module's
+    cleanup tests; the session's ``stream_drain`` reads the shared table's)."""
+    from tests.support.stream import StreamDrain
+
+    return StreamDrain(own_stack)
 
 
 def _paused_node(request: pytest.FixtureRequest) -> Any:
@@ -355,27 +384,7 @@ def test_changes_made_during_an_outage_reach_the_index_through_the_stream_once_i
     assert run_cleanup(clean).counts["repaired"] == 0
 
 
-@pytest.fixture
-def alone(aws_stack) -> Iterator[tuple[AwsBackend, Any]]:
-    """A backend of the test's own tables and index, and its stream's drain: purge counts are then
-    its own (the session's index holds other tests' tombstones, some purgeable at any time)."""
-    from mnemo.backends.aws import Tables
-    from mnemo.backends.aws.clients import dynamodb_client
-    from mnemo.local.tables import create_tables
-
-    from tests.support.aws_stack import aws_settings
-    from tests.support.stream import StreamDrain
-
-    cfg = aws_settings(aws_stack.dynamodb_endpoint_url, aws_stack.opensearch_endpoint)
-    create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-    own = AwsBackend.from_settings(cfg)
-    yield own, StreamDrain(cfg)
-    own.index.client.indices.delete(index=f"{cfg.opensearch_index}-*", ignore_unavailable=True)
-    own.close()
-
-
-def test_a_tombstone_is_kept_within_its_retention_and_purged_after(alone):
-    clean, stream_drain = alone
+def test_a_tombstone_is_kept_within_its_retention_and_purged_after(clean, stream_drain):
     tenant = new_tenant(Service(clean, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="soon deleted").memory
     tenant.call("memory_delete", id=memory.id)
@@ -392,7 +401,7 @@ def test_a_tombstone_is_kept_within_its_retention_and_purged_after(alone):
     assert index_state(clean, scope, [memory.id]) == {}
 
 
-def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(aws_stack, clean, stream_drain):
+def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(own_stack, clean, stream_drain):
     from tests.support.aws_stack import free_port
 
     tenant = new_tenant(Service(clean, embedder=default_embedder()))
@@ -402,7 +411,7 @@ def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup
     # Given the delete's stream record reaches an indexer that cannot reach OpenSearch, until given up
     tenant.call("memory_delete", id=memory.id)
     dead = AwsBackend.from_settings(
-        aws_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
+        own_stack.model_copy(update={"opensearch_endpoint": f"http://127.0.0.1:{free_port()}"})
     )
     stream_drain.drain(dead)
     dead.close()
@@ -441,6 +450,7 @@ def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
     scope = Scope(tenant.workspace_id, tenant.project.id)
     stored = clean.store.get(scope, memory.id)
     old = {k: v for k, v in document(stored).items() if not k.endswith("_stems") and k != "analysis"}
+    clean.index.ensure()  # (the index and its alias: the stream's first write would make them)
     clean.index.client.index(
         index=clean.index.alias,
         id=doc_id(scope.project_id, memory.id),
