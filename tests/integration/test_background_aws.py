@@ -40,23 +40,10 @@ def own_stack(aws_stack) -> Iterator[Any]:
     cleanup job walked every memory, claim and change-log entry of it (≈ 20 s a cycle late in
     ``make test``, twice per test), and its counts mixed in other tests' tombstones, some
     purgeable at any time."""
-    from mnemo.backends.aws.clients import dynamodb_client
-    from mnemo.local.tables import create_tables
+    from tests.support.aws_stack import own_stack
 
-    from tests.support.aws_stack import aws_settings
-
-    cfg = aws_settings(aws_stack.dynamodb_endpoint_url, aws_stack.opensearch_endpoint)
-    create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-    yield cfg
-    _drop(cfg)
-
-
-def _drop(cfg: Any) -> None:
-    from mnemo.backends.aws.clients import opensearch_client
-
-    client = opensearch_client(cfg)
-    client.indices.delete(index=f"{cfg.opensearch_index}-*", ignore_unavailable=True)
-    client.close()
+    with own_stack(aws_stack) as cfg:
+        yield cfg
 
 
 @pytest.fixture

@@ -31,9 +31,10 @@ def moto_server() -> Iterator[str]:
 
     from moto.server import ThreadedMotoServer
 
-    from tests.support import moto_transactions
+    from tests.support import moto_queries, moto_transactions
 
     moto_transactions.install()  # transactions without moto's copy of the whole table
+    moto_queries.install()  # queries that read their partition, not the whole table
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per call otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
@@ -144,6 +145,11 @@ class SerialMotoServer:
     def __init__(self) -> None:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
         from werkzeug.serving import make_server
+
+        from tests.support import moto_queries, moto_transactions
+
+        moto_transactions.install()
+        moto_queries.install()
 
         self.port = free_port()
         self._server = make_server("127.0.0.1", self.port, DomainDispatcherApplication(create_backend_app))
