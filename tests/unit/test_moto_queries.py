@@ -21,7 +21,8 @@ def _fill(client: Any) -> None:
         TableName=TABLE,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[
-            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "recent_sk", "repair_pk", "repair_sk")
+            {"AttributeName": name, "AttributeType": "S"}
+            for name in ("pk", "sk", "recent_sk", "repair_pk", "repair_sk")
         ],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         GlobalSecondaryIndexes=[
@@ -86,7 +87,11 @@ QUERIES: list[dict[str, Any]] = [
         "FilterExpression": "begins_with(sk, :s)",
         "ExpressionAttributeValues": {":p": {"S": "P#4"}, ":s": {"S": "LOG#"}},
     },
-    {"IndexName": "repair", "KeyConditionExpression": "repair_pk = :r", "ExpressionAttributeValues": {":r": {"S": "REPAIR#1"}}},
+    {
+        "IndexName": "repair",
+        "KeyConditionExpression": "repair_pk = :r",
+        "ExpressionAttributeValues": {":r": {"S": "REPAIR#1"}},
+    },
 ]
 
 
