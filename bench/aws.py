@@ -166,6 +166,20 @@ class Measured:
         }
 
 
+def bench_tenant(backend: Any, name: str) -> tuple[Any, Any, str]:
+    """A workspace named ``name`` with the corpus's rate limits, its default project, and a
+    read/write key of team-a (the corpus's team): (workspace, project, plain key)."""
+    from mnemo.models.records import RateLimits
+    from mnemo.service import tenancy
+
+    workspace, project = tenancy.create_workspace(backend, name)
+    backend.tenants.set_limits(workspace.id, RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE))
+    key = tenancy.create_key(
+        backend, workspace.id, label=name, scopes=["memory:read", "memory:write"], team_ids=["team-a"]
+    ).plain
+    return workspace, project, key
+
+
 def _segments(index: Any) -> int:
     """Lucene segments behind the alias (primaries), after a refresh."""
     index.client.indices.refresh(index=index.alias)
@@ -183,8 +197,7 @@ def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int, in_tab
     from mnemo.backends.aws import AwsBackend
     from mnemo.backends.aws.index import OpenSearchIndex
     from mnemo.embedding import default_embedder
-    from mnemo.models.records import MemoryRecord, RateLimits
-    from mnemo.service import tenancy
+    from mnemo.models.records import MemoryRecord
     from mnemo.service.pipeline import Service
 
     from tests.support.aws_stack import RequestCounter
@@ -192,12 +205,7 @@ def _measure(cfg: Any, size: int, n_adds: int, n_queries: int, seed: int, in_tab
 
     backend = AwsBackend.from_settings(cfg)
     try:
-        workspace, project = tenancy.create_workspace(backend, "bench")
-        limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
-        backend.tenants.set_limits(workspace.id, limits)
-        key = tenancy.create_key(
-            backend, workspace.id, label="bench", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
-        ).plain
+        workspace, project, key = bench_tenant(backend, "bench")
         started = time.perf_counter()
         # the corpus in the index only: its records are older than the read-your-writes window, so a
         # search's Query of the recent changes reads none of them on DynamoDB, which reads only the

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.aws import available, load_corpus, local_stack
+from bench.aws import available, bench_tenant, load_corpus, local_stack
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,8 +140,6 @@ def run(
         return {"status": "not run", "reason": reason}
     from mnemo.backends.aws import AwsBackend
     from mnemo.embedding import default_embedder
-    from mnemo.models.records import RateLimits
-    from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
 
     from tests.support.stream import StreamDrain
@@ -153,12 +151,7 @@ def run(
     with local_stack(**refresh, search_recent_window_s=600 if window else 60) as cfg:
         backend = AwsBackend.from_settings(cfg)
         try:
-            workspace, project = tenancy.create_workspace(backend, "load")
-            limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
-            backend.tenants.set_limits(workspace.id, limits)
-            key = tenancy.create_key(
-                backend, workspace.id, label="load", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
-            ).plain
+            workspace, project, key = bench_tenant(backend, "load")
             load_corpus(
                 backend,
                 workspace.id,

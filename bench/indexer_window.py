@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.aws import available, load_corpus, local_stack
+from bench.aws import available, bench_tenant, load_corpus, local_stack
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,8 +226,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import runtime
     from mnemo.backends.aws import AwsBackend
     from mnemo.embedding import default_embedder
-    from mnemo.models.records import RateLimits
-    from mnemo.service import tenancy
     from mnemo.service.pipeline import Service
 
     out: dict[str, Any] = {"status": "done", "indexer": [], "window": []}
@@ -236,12 +234,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with local_stack(**refresh, search_recent_window_s=600) as cfg:
         backend = AwsBackend.from_settings(cfg)
         try:
-            workspace, project = tenancy.create_workspace(backend, "bench")
-            limits = RateLimits(search=corpus.MAX_PER_MINUTE, write=corpus.MAX_PER_MINUTE)
-            backend.tenants.set_limits(workspace.id, limits)
-            key = tenancy.create_key(
-                backend, workspace.id, label="bench", scopes=["memory:read", "memory:write"], team_ids=["team-a"]
-            ).plain
+            workspace, project, key = bench_tenant(backend, "bench")
             svc = Service(backend, embedder=default_embedder())
             caller = svc.authenticate(f"Bearer {key}")
             backend.index.ensure()
