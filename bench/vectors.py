@@ -19,6 +19,8 @@ hybrid ``recall`` in process, and the top-10 overlap of approximate against exac
 
 * **latency**: ``Service.invoke("recall", …)`` (hybrid, the default), wall clock and process CPU
   (the machine is shared: CPU is what the call cost, wall what it waited), p50 / p99.
+* **modes**: the same queries on the clustered set with the graph through each of ``recall``'s
+  modes (``lexical``, ``semantic``, ``hybrid``): what each half costs alone.
 * **overlap**: for each query of the clustered set, the share of exact search's top 10 (the
   vector search alone, ``VectorSearch`` with ``ann_min=None``) that the backend's own vector search
   also returns in its top 10 — the loss is 1 − overlap. On AWS the exact search is the
@@ -57,6 +59,8 @@ SEED = 11
 TOP = 10
 #: recall's similarity floor (docs/retrieval.md): the overlap is measured as recall asks
 FLOOR = 0.35
+#: recall's modes, each measured on the clustered set with the graph (``modes`` in the output)
+MODES = ("lexical", "semantic", "hybrid")
 
 
 def _unit(v: Any) -> Any:
@@ -169,13 +173,13 @@ def revector(ports: Any, workspace: Any, project: Any, vectors: VectorSet) -> No
             ports.store.set_embedding(changed)  # (SQLite's vector search reads the table: no re-index)
 
 
-def latency(svc: Any, caller: Any, queries: list[str], warmup: int) -> dict[str, Any]:
+def latency(svc: Any, caller: Any, queries: list[str], warmup: int, **arguments: Any) -> dict[str, Any]:
     for q in queries[:warmup]:
-        svc.invoke("recall", caller, {"query": q})
+        svc.invoke("recall", caller, {"query": q, **arguments})
     wall, cpu = [], []
     for q in queries:
         started, cpu_started = time.perf_counter(), time.process_time()
-        svc.invoke("recall", caller, {"query": q})
+        svc.invoke("recall", caller, {"query": q, **arguments})
         wall.append(time.perf_counter() - started)
         cpu.append(time.process_time() - cpu_started)
     return {"wall": summary_ms(wall), "cpu": summary_ms(cpu)}
@@ -248,6 +252,8 @@ def run_sqlite(workdir: Path, size: int, n_queries: int, ann_min: int | None = N
             if vectors is clustered:
                 scope = Scope(workspace.id, project.id)
                 row["overlap"] = overlap(search.similar, exact_search.similar, scope, embedder, queries)
+                # each half alone against both, the same queries (recall's ``mode``): whose the time is
+                row["modes"] = {mode: latency(svc, caller, queries, warmup=0, mode=mode) for mode in MODES}
             out[vectors.name] = row
     return out
 
