@@ -287,14 +287,6 @@ def whole_cycle(ports: Any) -> Counter[str]:
 
 
 @pytest.fixture
-def clean(own_stack) -> Iterator[AwsBackend]:
-    """A backend over the test's own tables and index."""
-    own = AwsBackend.from_settings(own_stack)
-    yield own
-    own.close()
-
-
-@pytest.fixture
 def stream_drain(own_stack) -> Any:
     """The test's own table's stream, drained through the indexer on demand (this module's
     cleanup tests; the session's ``stream_drain`` reads the shared table's)."""
@@ -310,13 +302,13 @@ def _paused_node(request: pytest.FixtureRequest) -> Any:
 
 
 def test_fifty_adds_during_an_outage_the_stream_gave_up_on_are_searchable_once_after_one_cleanup(
-    request, clean, stream_drain
+    request, backend, stream_drain
 ):
     from mnemo.errors import IndexUnavailable
 
     node = _paused_node(request)
-    stream_drain.drain(clean)
-    tenant = new_tenant(Service(clean, embedder=default_embedder()))
+    stream_drain.drain(backend)
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     term = "outage" + uuid.uuid4().hex[:8]
     given_up = len(stream_drain.failures)
 
@@ -328,14 +320,14 @@ def test_fifty_adds_during_an_outage_the_stream_gave_up_on_are_searchable_once_a
         with pytest.raises(IndexUnavailable):
             tenant.call("memory_search", q=term)
         # and the stream indexer fails on each, marks it for repair, and is given up on at last
-        stream_drain.drain(clean)
+        stream_drain.drain(backend)
     finally:
         node.resume()
     lost = {memory_id for failure in stream_drain.failures[given_up:] for memory_id in failure.memory_ids}
     assert {m.id for m in added} <= lost
 
     # When the cleanup job runs once
-    summary = run_cleanup(clean)
+    summary = run_cleanup(backend)
 
     # Then every add is searchable, exactly once, in the index itself too
     assert summary.counts["repaired"] >= 50
@@ -343,14 +335,16 @@ def test_fifty_adds_during_an_outage_the_stream_gave_up_on_are_searchable_once_a
     found = tenant.call("memory_search", q=term, limit=100).memories
     assert sorted(m.id for m in found) == sorted(m.id for m in added)
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    assert index_state(clean, scope, [m.id for m in added]) == {m.id: (1, False) for m in added}
+    assert index_state(backend, scope, [m.id for m in added]) == {m.id: (1, False) for m in added}
 
 
-def test_changes_made_during_an_outage_reach_the_index_through_the_stream_once_it_is_back(request, clean, stream_drain):
+def test_changes_made_during_an_outage_reach_the_index_through_the_stream_once_it_is_back(
+    request, backend, stream_drain
+):
     # Given an add, an update and a delete while OpenSearch is down, nothing drained meanwhile
     node = _paused_node(request)
-    stream_drain.drain(clean)
-    tenant = new_tenant(Service(clean, embedder=default_embedder()))
+    stream_drain.drain(backend)
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     term = "later" + uuid.uuid4().hex[:8]
     node.pause()
     try:
@@ -362,39 +356,39 @@ def test_changes_made_during_an_outage_reach_the_index_through_the_stream_once_i
         node.resume()
 
     # When the stream's records are delivered (Lambda's mapping keeps them 24 h)
-    stream_drain.drain(clean)
+    stream_drain.drain(backend)
 
     # Then the index equals the store, with no repair needed
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    assert index_state(clean, scope, [kept.id, gone.id]) == {kept.id: (2, False), gone.id: (2, True)}
+    assert index_state(backend, scope, [kept.id, gone.id]) == {kept.id: (2, False), gone.id: (2, True)}
     assert [m.id for m in tenant.call("memory_search", q=term).memories] == [kept.id]
-    assert run_cleanup(clean).counts["repaired"] == 0
+    assert run_cleanup(backend).counts["repaired"] == 0
 
 
-def test_a_tombstone_is_kept_within_its_retention_and_purged_after(clean, stream_drain):
-    tenant = new_tenant(Service(clean, embedder=default_embedder()))
+def test_a_tombstone_is_kept_within_its_retention_and_purged_after(backend, stream_drain):
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="soon deleted").memory
     tenant.call("memory_delete", id=memory.id)
-    stream_drain.drain(clean)
+    stream_drain.drain(backend)
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
+    assert index_state(backend, scope, [memory.id]) == {memory.id: (2, True)}
 
-    kept = run_cleanup(clean)
-    assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
-    purged = run_cleanup(clean, CleanupOptions(tombstone_retention=timedelta(0)))
+    kept = run_cleanup(backend)
+    assert index_state(backend, scope, [memory.id]) == {memory.id: (2, True)}
+    purged = run_cleanup(backend, CleanupOptions(tombstone_retention=timedelta(0)))
 
     assert kept.counts["purged"] == 0
     assert purged.counts["purged"] == 1
-    assert index_state(clean, scope, [memory.id]) == {}
+    assert index_state(backend, scope, [memory.id]) == {}
 
 
-def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(own_stack, clean, stream_drain):
+def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup(own_stack, backend, stream_drain):
     from tests.support.aws_stack import free_port
 
-    tenant = new_tenant(Service(clean, embedder=default_embedder()))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     term = "gone" + uuid.uuid4().hex[:8]
     memory = tenant.call("memory_add", content=f"deleted during an outage {term}").memory
-    stream_drain.drain(clean)
+    stream_drain.drain(backend)
     # Given the delete's stream record reaches an indexer that cannot reach OpenSearch, until given up
     tenant.call("memory_delete", id=memory.id)
     dead = AwsBackend.from_settings(
@@ -403,43 +397,43 @@ def test_a_memory_deleted_while_the_index_was_away_is_unsearchable_after_cleanup
     stream_drain.drain(dead)
     dead.close()
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    assert index_state(clean, scope, [memory.id]) == {memory.id: (1, False)}
+    assert index_state(backend, scope, [memory.id]) == {memory.id: (1, False)}
 
-    summary = run_cleanup(clean)
+    summary = run_cleanup(backend)
 
     assert summary.counts["repaired"] >= 1
-    assert index_state(clean, scope, [memory.id]) == {memory.id: (2, True)}
+    assert index_state(backend, scope, [memory.id]) == {memory.id: (2, True)}
     assert tenant.call("memory_search", q=term).memories == []
 
 
-def test_an_index_ahead_of_the_store_is_counted_and_left_alone(clean):
+def test_an_index_ahead_of_the_store_is_counted_and_left_alone(backend):
     # Given the index holds version 3 of a record the store has at version 1 (e.g. a table restore)
-    tenant = new_tenant(Service(clean, embedder=default_embedder()))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="restored from a backup").memory
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    stored = clean.store.get(scope, memory.id)
-    clean.index.upsert(stored.model_copy(update={"version": 3}))
+    stored = backend.store.get(scope, memory.id)
+    backend.index.upsert(stored.model_copy(update={"version": 3}))
 
     # When the cleanup job runs a whole cycle
-    counts = whole_cycle(clean)
+    counts = whole_cycle(backend)
 
     assert counts["conflicts"] >= 1
-    assert index_state(clean, scope, [memory.id]) == {memory.id: (3, False)}
+    assert index_state(backend, scope, [memory.id]) == {memory.id: (3, False)}
 
 
-def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
+def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(backend):
     # Given a memory whose index document was written before stems existed (layout 1: words as
     # written only, no analysis recorded), at the record's own version
     from mnemo.backends.aws.mapping import document
 
-    tenant = new_tenant(Service(clean, embedder=default_embedder()))
+    tenant = new_tenant(Service(backend, embedder=default_embedder()))
     memory = tenant.call("memory_add", content="Deploys freeze on Fridays").memory
     scope = Scope(tenant.workspace_id, tenant.project.id)
-    stored = clean.store.get(scope, memory.id)
+    stored = backend.store.get(scope, memory.id)
     old = {k: v for k, v in document(stored).items() if not k.endswith("_stems") and k != "analysis"}
-    clean.index.ensure()  # (the index and its alias: the stream's first write would make them)
-    clean.index.client.index(
-        index=clean.index.alias,
+    backend.index.ensure()  # (the index and its alias: the stream's first write would make them)
+    backend.index.client.index(
+        index=backend.index.alias,
         id=doc_id(scope.project_id, memory.id),
         body=old,
         routing=scope.project_id,
@@ -449,16 +443,16 @@ def test_a_document_of_an_older_analysis_is_reindexed_by_the_cleanup_job(clean):
     )
     # it still matches as written, but not through a stem — in the index itself (a search that
     # merges the recent changes would match the fresh record with the current analysis)
-    alone = AwsBackend(clean.dynamodb, OpenSearchIndex(clean.index.client, clean.index.alias), clean.tables)
+    alone = AwsBackend(backend.dynamodb, OpenSearchIndex(backend.index.client, backend.index.alias), backend.tables)
     alone.index.read_your_writes(alone.store, window_s=0, first_page=1)
     index_only = Tenant(Service(alone, embedder=default_embedder()), tenant.workspace_id, tenant.project, tenant.admin)
     assert index_only.call("search_memory", query="deploys").matched is True
     assert index_only.call("search_memory", query="deployments").matched is False
 
     # When the cleanup job runs a whole cycle
-    counts = whole_cycle(clean)
+    counts = whole_cycle(backend)
 
     # Then the document was re-analysed, at the same version, and matches through its stems
     assert counts["reindexed"] >= 1
-    assert index_state(clean, scope, [memory.id]) == {memory.id: (stored.version, False)}
+    assert index_state(backend, scope, [memory.id]) == {memory.id: (stored.version, False)}
     assert [r.reference for r in index_only.call("search_memory", query="deployments").results] == [memory.id]
