@@ -18,7 +18,9 @@ hybrid ``recall`` in process, and the top-10 overlap of approximate against exac
     neighbours of nearly equal similarity, the hard case for an approximate search's recall.
 
 * **latency**: ``Service.invoke("recall", …)`` (hybrid, the default), wall clock and process CPU
-  (the machine is shared: CPU is what the call cost, wall what it waited), p50 / p99.
+  (the machine is shared: CPU is what the call cost, wall what it waited), p50 / p99. The process
+  freezes what it holds once the service is built (``mnemo.coldstart.freeze``), as a warm ``mnemo
+  serve`` worker does: a full collection over it would otherwise land on about one query in 75.
 * **modes**: the same queries on the clustered set with the graph through each of ``recall``'s
   modes (``lexical``, ``semantic``, ``hybrid``): what each half costs alone.
 * **overlap**: for each query of the clustered set, the share of exact search's top 10 (the
@@ -208,6 +210,7 @@ def overlap(approximate: Any, exact: Any, scope: Any, embedder: BenchEmbedder, q
 
 
 def run_sqlite(workdir: Path, size: int, n_queries: int, ann_min: int | None = None) -> dict[str, Any]:
+    from mnemo import coldstart
     from mnemo.backends.sqlite.vectors import VectorSearch
     from mnemo.ports import Scope
     from mnemo.service.pipeline import Service
@@ -230,6 +233,7 @@ def run_sqlite(workdir: Path, size: int, n_queries: int, ann_min: int | None = N
             embedder = BenchEmbedder(vectors)
             svc = Service(ports, embedder=embedder)
             caller = svc.authenticate(f"Bearer {corpus.BENCH_KEY}")
+            coldstart.freeze()  # as a warm ``mnemo serve`` worker does before its first request
             search = ports.index.vectors
             if ann_min is not None:
                 search.ann_min = ann_min

@@ -44,3 +44,23 @@ def test_outside_lambda_the_collector_is_left_alone(collector, monkeypatch):
 
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_warm_process_freezes_what_it_holds_and_collects_its_garbage_first(collector):
+    import weakref
+
+    from mnemo import coldstart
+
+    class Node:
+        pass
+
+    kept, garbage = Node(), Node()
+    garbage.self = garbage  # a cycle: only the collector frees it
+    gone = weakref.ref(garbage)
+    del garbage
+    coldstart.freeze()
+
+    assert gone() is None  # collected, not frozen for the process's life
+    assert gc.get_freeze_count() > 0
+    # frozen: in no generation a collection walks
+    assert all(o is not kept for o in gc.get_objects())
