@@ -20,7 +20,8 @@ from __future__ import annotations
 import gc
 import os
 
-_paused = bool(os.environ.get("LAMBDA_TASK_ROOT")) and gc.isenabled()
+_in_lambda = bool(os.environ.get("LAMBDA_TASK_ROOT"))
+_paused = _in_lambda and gc.isenabled()
 if _paused:
     gc.disable()
 
@@ -32,6 +33,16 @@ def done() -> None:
         _paused = False
         gc.freeze()
         gc.enable()
+
+
+def built() -> None:
+    """Inside Lambda, the process's service was just built, on its first request (the AWS clients
+    and their service models: ≈ 46,000 objects more on the read function): freeze that too,
+    without a collection (the request is waiting). A full collection walking them cost 13–25 ms
+    of CPU, 0.1 ms once frozen (docs/scale.md). Outside Lambda, nothing: a long-lived process
+    calls :func:`freeze` once warm."""
+    if _in_lambda:
+        gc.freeze()
 
 
 def freeze() -> None:

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from mnemo import coldstart
 from mnemo.config import Settings, split_list
 from mnemo.models.records import RateLimits
 from mnemo.ports import Ports
@@ -78,6 +79,7 @@ def service() -> Service:
         with _lock:
             if _service is None:
                 _service = build_service(build_ports(cfg), cfg)
+                coldstart.built()  # in Lambda: what building it loaded stays out of the collector's walks
     return _service
 
 

@@ -68,11 +68,13 @@ def test_a_built_function_loads_only_its_code_the_layer_and_the_runtime_sdk(buil
 
 @pytest.mark.parametrize("key", sorted(SAMPLE_RUN.values()))
 def test_the_garbage_collector_is_back_on_once_a_built_function_is_loaded(built_runs: dict[str, Run], key: str):
-    """mnemo.coldstart pauses it while the handler module loads; what was loaded is frozen."""
+    """mnemo.coldstart pauses it while the handler module loads; what was loaded is frozen, and
+    what the first call built (the service: its AWS clients) is frozen after it."""
     collector = built_runs[key].gc
 
     assert collector["enabled"] is True
     assert collector["frozen"] > 10_000
+    assert collector["frozen_after_calls"] > collector["frozen"] + 1_000
 
 
 def test_reads_find_what_the_built_write_functions_wrote(built_runs: dict[str, Run]):

@@ -82,6 +82,8 @@ for item in spec["events"]:
         frames = traceback.extract_tb(exc.__traceback__)
         results.append({"name": item["name"], "error": type(exc).__name__, "where": f"{frames[-1].name}"})
 
+collector["frozen_after_calls"] = gc.get_freeze_count()  # and what the first call built (its service)
+
 origins: dict[str, str] = {}
 outside: list[str] = []
 for name, module in list(sys.modules.items()):

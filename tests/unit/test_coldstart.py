@@ -64,3 +64,23 @@ def test_a_warm_process_freezes_what_it_holds_and_collects_its_garbage_first(col
     assert gc.get_freeze_count() > 0
     # frozen: in no generation a collection walks
     assert all(o is not kept for o in gc.get_objects())
+
+
+def test_inside_lambda_the_service_built_on_the_first_request_is_frozen_too(collector, monkeypatch):
+    monkeypatch.setenv("LAMBDA_TASK_ROOT", "/var/task")
+    coldstart = fresh_import()
+    coldstart.done()
+    loaded = gc.get_freeze_count()
+    service = [object() for _ in range(10)], {"clients": [[] for _ in range(10)]}  # what building it made
+
+    coldstart.built()
+
+    assert gc.get_freeze_count() > loaded
+    assert all(o is not service for o in gc.get_objects())
+
+
+def test_outside_lambda_building_the_service_freezes_nothing(collector, monkeypatch):
+    monkeypatch.delenv("LAMBDA_TASK_ROOT", raising=False)
+    coldstart = fresh_import()
+    coldstart.built()
+    assert gc.get_freeze_count() == 0
