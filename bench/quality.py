@@ -8,8 +8,9 @@ their own contract.
   first 5), averaged over the class's queries.
 * **strict precision** (``search_memory``, ``memory_search``): of everything they returned, the
   share that holds every query term by the strict contract — an English word of the same Snowball
-  stem, each CJK character pair as written — checked here by a tokenizer of this module's own,
-  not Mnemo's.
+  stem, each CJK character pair as written, the query's stop words not required (unless it has
+  nothing else) — checked here by a tokenizer of this module's own, not Mnemo's (only the stop-word
+  lists are Mnemo's: they are the contract's, docs/retrieval.md "Stop words").
 * ``memory_search`` has no ``path_filter`` (its ``kind`` is exact: the ``memory_type`` queries use
   it); it is not asked the ``path_filter`` queries.
 * ``recall_context`` is asked for 5 items; its ``references`` are its ranking.
@@ -135,8 +136,10 @@ def _fold(value: str) -> str:
 
 
 def strict_terms(query: str) -> tuple[list[str], list[str]]:
-    """The query's English words (as stems) and CJK character pairs (a lone character alone)."""
+    """The query's English words (as stems) and CJK character pairs (a lone character alone), its
+    stop words left out unless it has nothing else."""
     import Stemmer
+    from mnemo.text import STOP_WORDS
 
     stemmer = Stemmer.Stemmer("english")
     folded = _fold(query)
@@ -144,6 +147,9 @@ def strict_terms(query: str) -> tuple[list[str], list[str]]:
     for run in _CJK.findall(folded):
         pairs += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
     words = list(_WORD.findall(_CJK.sub(" ", folded)))
+    meaningful = [w for w in words if w not in STOP_WORDS], [p for p in pairs if p not in STOP_WORDS]
+    if any(meaningful):  # a query of stop words only keeps them all
+        words, pairs = meaningful
     return [stemmer.stemWord(w) if w.isascii() and not w.isdigit() else w for w in words], pairs
 
 

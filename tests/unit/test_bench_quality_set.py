@@ -121,3 +121,12 @@ def test_the_independent_strict_checker_reads_stems_and_cjk_pairs() -> None:
     assert not quality.holds_every_term(memory, "deployment frozen")
     assert not quality.holds_every_term(memory, "库迁数")  # the pair 迁数 is not in it
     assert json.dumps(quality.strict_terms("Deployments 数据库")) == json.dumps([["deploy"], ["数据", "据库"]])
+
+
+def test_the_independent_strict_checker_does_not_require_stop_words_unless_the_query_has_nothing_else() -> None:
+    memory = {"content": "Caroline joined a support group in May", "tags": [], "path": None}
+    assert quality.holds_every_term(memory, "When did Caroline go to the support group?")
+    assert not quality.holds_every_term(memory, "When did Caroline go to the choir?")
+    assert quality.strict_terms("什么时候 数据库") == ([], ["数据", "据库"])
+    assert quality.strict_terms("the who") == (["the", "who"], [])
+    assert not quality.holds_every_term(memory, "the who")
