@@ -32,6 +32,19 @@ def test_a_rare_term_outranks_a_common_one(tenant, mode):
     assert ranked.index(rare.id) < ranked.index(common.id)
 
 
+def test_a_word_matched_both_by_its_stem_and_as_a_prefix_counts_once(tenant):
+    """recall's ``rotate`` matches ``rotates`` through its stem and as a prefix, ``rotation``
+    through its stem only: one term, scored once, so the two score alike (counted twice, the first
+    outranked memories that also held the query's other terms: bench/results, inflected class)."""
+    by_stem = add(tenant, "Alpha rotation beta")
+    both_ways = add(tenant, "Alpha rotates beta")
+
+    scores = {r.reference: r.score for r in tenant.call("recall", query="rotate", mode="lexical").results}
+
+    assert set(scores) == {by_stem.id, both_ways.id}
+    assert scores[both_ways.id] == pytest.approx(scores[by_stem.id], rel=1e-3)
+
+
 def test_stop_words_are_not_required_by_the_strict_tools(tenant):
     memory = add(tenant, "Caroline: I went to the LGBTQ support group yesterday, it was powerful.")
     add(tenant, "Caroline: when did you get back from the trip?")

@@ -83,25 +83,37 @@ def term_clause(term: QueryTerm, expansions: int, name: str) -> dict[str, Any]:
     """One query term, matching in any of the three fields, content weighted highest, named
     ``name`` (a hit's ``matched_queries`` say which terms it matched).
 
-    A term matches a word of the same stem: a BM25-scored ``term`` query on the stems field. It
+    A term matches a word of the same stem: a BM25-scored ``term`` query on the stems field of
+    each field, summed over the fields (as the SQLite index sums a key's weighted frequencies). It
     also matches its spelling on the surface field, with boost 0 (it adds nothing): a document
     indexed before stems existed still matches as written until the cleanup job re-indexes it.
-    A prefix term adds two clauses per field: a constant-score ``prefix`` that decides the match
+    A prefix term also matches, per field, a constant-score ``prefix`` that decides the match
     (boost 0), and the same prefix rewritten into BM25-scored ``term`` queries over its first
     ``expansions`` words, so term frequency and length count (a plain ``prefix`` query scores every
-    match the same).
+    match the same). The stem and the prefix are two ways to match one term, and a word is scored
+    one way: by its stem when it has the term's stem, by the prefix only when it does not (a word
+    being typed: ``deplo``). Summed, a word matched both ways (``rotates`` for the query ``rotate``)
+    counted twice, and its prefix clause's IDF — that of the word as written, rarer than the stem —
+    outranked a memory holding every other term of the query as well; the SQLite index gives a
+    term one IDF, its commonest key's, and a document its best key's impact.
     """
-    should: list[dict[str, Any]] = []
+    stems: list[dict[str, Any]] = []
+    prefixes: list[dict[str, Any]] = []
     for field, boost in FIELD_BOOSTS.items():
-        should.append({"term": {f"{field}_stems": {"value": term.stem, "boost": boost}}})
-        should.append({"term": {f"{field}_terms": {"value": term.text, "boost": 0.0}}})
+        terms = f"{field}_terms"
+        stems.append({"term": {f"{field}_stems": {"value": term.stem, "boost": boost}}})
+        stems.append({"term": {terms: {"value": term.text, "boost": 0.0}}})
         if term.prefix:
-            terms = f"{field}_terms"
-            should.append({"prefix": {terms: {"value": term.text, "boost": 0.0, "rewrite": "constant_score"}}})
-            should.append(
+            prefixes.append({"prefix": {terms: {"value": term.text, "boost": 0.0, "rewrite": "constant_score"}}})
+            prefixes.append(
                 {"prefix": {terms: {"value": term.text, "boost": boost, "rewrite": f"top_terms_{expansions}"}}}
             )
-    return {"bool": {"should": should, "minimum_should_match": 1, "_name": name}}
+    ways = [{"bool": {"should": stems, "minimum_should_match": 1}}]
+    if prefixes:
+        # only where the stem did not match: the prefix's words are scored by their own (rarer)
+        # document frequencies, so a word matched both ways would score by the wrong IDF
+        ways.append({"bool": {"should": prefixes, "minimum_should_match": 1, "must_not": stems}})
+    return {"dis_max": {"queries": ways, "tie_breaker": 0.0, "_name": name}}
 
 
 def fresh_aggregation(since: datetime) -> dict[str, object]:
