@@ -9,7 +9,11 @@ builds the baseline handler's layer with it too, so both are built the same way.
    constraints.txt. Every resolved distribution must be pinned there, or the build fails: the
    layer and the test venv come from one list and cannot drift.
 2. **Drop** what Lambda does not need (:data:`NOT_IN_LAYER`), then install exactly the remaining
-   pins with ``--no-deps``, so a dropped distribution cannot come back as somebody's dependency.
+   pins with ``--no-deps``, so a dropped distribution cannot come back as somebody's dependency:
+   the very files the resolution chose (fetched by their URL and sha256, from pip's cache when it
+   has them), installed with ``--no-index`` from that folder. Asking the index again for every
+   name would cost as much as the resolution: pip reads every file of every release of each
+   project (≈ 55,000 links, about 10 s of CPU), botocore's and pydantic-core's the longest.
 3. **Copy** the packages (without ``__pycache__``) and **compile** everything with
    ``unchecked-hash`` pycs: Lambda's code directories are read-only, so Python cannot cache
    bytecode there, and ``sam package`` zips every file with a 1980 timestamp, which would make
@@ -31,6 +35,7 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,19 +84,31 @@ def pip(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *args], check=True)  # noqa: S603
 
 
-def resolve(requirements: list[str], constraints: Path, arch: str) -> list[str]:
-    """The exact ``name==version`` list to install, or exit when something is not pinned."""
+def resolve(requirements: list[str], constraints: Path, arch: str) -> dict[str, str]:
+    """The exact ``name==version`` of each distribution to install, with the URL (and sha256) of
+    the file pip chose for it, or exit when something is not pinned."""
     platform = [PLATFORMS[arch] if a == "" else a for a in PIP_TARGET]
     with tempfile.TemporaryDirectory(prefix="mnemo-layer-") as tmp:
         report = Path(tmp, "report.json")
         pip("install", "--dry-run", "--ignore-installed", "--report", str(report), "--target", str(Path(tmp, "t")),
             *platform, "-c", str(constraints), *requirements)  # fmt: skip
-        resolved = [item["metadata"] for item in json.loads(report.read_text())["install"]]
+        resolved = json.loads(report.read_text())["install"]
     pinned = pins(constraints)
-    floating = [f"{m['name']}=={m['version']}" for m in resolved if pinned.get(canonical(m["name"])) != m["version"]]
+    versions = [(item["metadata"]["name"], item["metadata"]["version"]) for item in resolved]
+    floating = [f"{name}=={version}" for name, version in versions if pinned.get(canonical(name)) != version]
     if floating:
         sys.exit(f"not pinned by {constraints.name}: {', '.join(sorted(floating))}")
-    return sorted(f"{m['name']}=={m['version']}" for m in resolved if canonical(m["name"]) not in NOT_IN_LAYER)
+    return {
+        f"{item['metadata']['name']}=={item['metadata']['version']}": file_url(item["download_info"])
+        for item in sorted(resolved, key=lambda item: canonical(item["metadata"]["name"]))
+        if canonical(item["metadata"]["name"]) not in NOT_IN_LAYER
+    }
+
+
+def file_url(download_info: dict[str, Any]) -> str:
+    """The file's URL with its sha256 as a fragment, which pip checks on download."""
+    digest = download_info.get("archive_info", {}).get("hashes", {}).get("sha256")
+    return f"{download_info['url']}#sha256={digest}" if digest else str(download_info["url"])
 
 
 #: the default embedder's files inside the package (made by scripts/embedder_data.py, not in git)
@@ -116,7 +133,10 @@ def build(target: Path, arch: str, packages: list[Path], requirements: list[str]
     locked = resolve(requirements, constraints, arch)
     target.mkdir(parents=True, exist_ok=True)
     platform = [PLATFORMS[arch] if a == "" else a for a in PIP_TARGET]
-    pip("install", "--no-deps", "--no-compile", "--target", str(target), *platform, *locked)
+    with tempfile.TemporaryDirectory(prefix="mnemo-wheels-") as wheels:
+        pip("download", "--no-deps", "--dest", wheels, *platform, *locked.values())
+        pip("install", "--no-deps", "--no-compile", "--no-index", "--find-links", wheels, "--target", str(target),
+            *platform, *locked)  # fmt: skip
     shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts: nothing runs them in Lambda
     for package in packages:
         # the local transformer's weights (minilm_*, 44 MB) stay out: it needs numpy, which the layer leaves out
