@@ -256,3 +256,15 @@ def stream_drain(aws_stack: Settings) -> Any:
     from tests.support.stream import StreamDrain
 
     return StreamDrain(aws_stack)
+
+
+# -- the package as users build it, once per session -------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The ``mnemo`` wheel built from a clone's copy of the files (tests/support/wheel.py): installed
+    by tests/package, unpacked by tests/e2e/test_console_wheel.py."""
+    from tests.support.wheel import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))

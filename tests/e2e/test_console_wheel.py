@@ -1,9 +1,9 @@
-"""The console ships inside the built package: a wheel built from a copy of the sources, unpacked
-on its own, serves every console file from ``mnemo serve`` byte for byte."""
+"""The console ships inside the built package: a wheel built from a copy of the sources (the
+session's ``built_wheel``, tests/support/wheel.py, which tests/package installs too), unpacked on
+its own, serves every console file from ``mnemo serve`` byte for byte."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,27 +11,14 @@ from pathlib import Path
 
 from tests.support.http import NO_KEY, send
 from tests.support.server import start_server, stop_server
+from tests.support.wheel import BuiltWheel
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "shared" / "mnemo" / "api" / "console"
 
 
-def test_a_built_wheel_serves_the_console(tmp_path):
-    source = tmp_path / "src"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
-    for part in ("shared", "functions"):
-        shutil.copytree(ROOT / part, source / part, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "dist").glob("mnemo-*.whl")
+def test_a_built_wheel_serves_the_console(built_wheel: BuiltWheel, tmp_path: Path) -> None:
+    wheel = built_wheel.wheel
     installed = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())

@@ -3,9 +3,10 @@ exactly the layer's package, the handlers and the SQL schema (nothing from tests
 docs/), installs with its runtime dependencies alone into a fresh virtual environment outside the
 checkout, and its ``mnemo`` serves, answers and administers from a folder that is not the repo.
 
-The build and the install go through pip as a user's would (the runtime dependencies come from the
-pip cache or PyPI, pinned by constraints.txt as the Makefile pins them); pipx and ``uv tool
-install`` do the same two steps into their own virtual environment.
+The wheel is the session's (``built_wheel``, tests/support/wheel.py: built once, also unpacked by
+tests/e2e/test_console_wheel.py). The build and the install go through pip as a user's would (the
+runtime dependencies come from the pip cache or PyPI, pinned by constraints.txt as the Makefile
+pins them); pipx and ``uv tool install`` do the same two steps into their own virtual environment.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 
 from tests.support.http import NO_KEY, request
 from tests.support.processes import default_sigint, stop
+from tests.support.wheel import BuiltWheel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,29 +61,16 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    base = tmp_path_factory.mktemp("wheel")
+def installed(built_wheel: BuiltWheel, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    base = tmp_path_factory.mktemp("installed")
     assert ROOT not in base.parents
-    # the checkout's files as a fresh clone has them (tracked and new, nothing ignored: no .venv)
-    source = base / "source"
-    listed = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT)
-    # and the embedder's files, which every clone's first `make run` / `make install` makes
-    # (scripts/embedder_data.py; not in git)
-    listed += "\0" + "\0".join(str(p.relative_to(ROOT)) for p in (ROOT / "shared/mnemo/embedding/data").iterdir())
-    for name in filter(None, listed.split("\0")):
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).write_bytes((ROOT / name).read_bytes())
-    dist = base / "dist"
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", dist, source, cwd=base)
-    (wheel,) = dist.glob("mnemo-*.whl")
     venv = base / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=base)
     pip = [venv / "bin" / "python", "-m", "pip", "--disable-pip-version-check", "--quiet", "install"]
-    run(*pip, "-c", ROOT / "constraints.txt", wheel, cwd=base, env=outside_env())
+    run(*pip, "-c", ROOT / "constraints.txt", built_wheel.wheel, cwd=base, env=outside_env())
     home = base / "home"
     home.mkdir()
-    return Installed(source, wheel, venv, home)
+    return Installed(built_wheel.source, built_wheel.wheel, venv, home)
 
 
 def test_the_wheel_holds_the_package_the_handlers_and_the_schema_and_nothing_else(installed):
