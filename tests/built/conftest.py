@@ -23,9 +23,11 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,34 +79,76 @@ def sam_executable() -> str:
     return found
 
 
-def sam_build(out: Path, arch: str, *resources: str) -> Path:
+def sam_build(sam: str, out: Path, arch: str, *resources: str) -> Path:
     """``sam build`` of template.yaml for ``arch`` into ``out`` (tests/support/sam.py)."""
     try:
-        return build_with_sam(sam_executable(), out, arch, *resources)
+        return build_with_sam(sam, out, arch, *resources)
     except SamBuildError as exc:
         pytest.fail(str(exc), pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The x86_64 build (this machine's architecture, so its wheels can be imported here)."""
-    return sam_build(tmp_path_factory.mktemp("sam-x86_64") / "build", "x86_64")
-
-
-@pytest.fixture(scope="session")
-def runtime_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """boto3, botocore and s3transfer with their dependencies, as the python3.11 runtime keeps them
-    in /var/lang/lib/python3.11/site-packages (the versions of constraints.txt)."""
-    return make_runtime_sdk(tmp_path_factory.mktemp("runtime-sdk"))
 
 
 #: the oldest SDK pyproject.toml allows; the runtime's copy lags PyPI, so the layer must work with it
 FLOOR_SDK = ("boto3==1.35.0", "botocore==1.35.0", "s3transfer==0.10.4")
 
 
+class Builds:
+    """The session's artifacts, each built once in a worker thread, side by side (:func:`builds`)."""
+
+    def __init__(self, pool: ThreadPoolExecutor, jobs: dict[str, Callable[[], Path]]) -> None:
+        self.pool = pool
+        self.jobs = jobs
+        self.started: dict[str, Future[Path]] = {}
+
+    def start(self, name: str) -> None:
+        if name not in self.started:
+            self.started[name] = self.pool.submit(self.jobs[name])
+
+    def get(self, name: str) -> Path:
+        """The artifact, once built (its build's failure raised here)."""
+        self.start(name)
+        return self.started[name].result()
+
+
 @pytest.fixture(scope="session")
-def floor_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return install_sdk(tmp_path_factory.mktemp("floor-sdk"), *FLOOR_SDK, "--no-deps", constraints=False)
+def builds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Builds]:
+    """Every artifact a collected test uses, started at once, two at a time: the x86_64 build, the
+    arm64 layer, the runtime's SDK, the oldest SDK allowed. Each is one ``sam build`` or pip
+    process, mostly one busy core (pip reads the index's file lists), so on a 2-core machine two
+    take about the time of one; the first test to need an artifact waits for it alone."""
+    needed = set().union(*(item.fixturenames for item in request.session.items))
+    sam = sam_executable() if needed & {"built", "arm64_layer"} else ""
+    folders = {name: tmp_path_factory.mktemp(name) for name in ("sam-x86_64", "sam-arm64", "runtime-sdk", "floor-sdk")}
+    jobs: dict[str, Callable[[], Path]] = {
+        "built": partial(sam_build, sam, folders["sam-x86_64"] / "build", "x86_64"),
+        "arm64_layer": partial(sam_build, sam, folders["sam-arm64"] / "build", "arm64", "SharedLayer"),
+        "runtime_sdk": partial(make_runtime_sdk, folders["runtime-sdk"]),
+        "floor_sdk": partial(install_sdk, folders["floor-sdk"], *FLOOR_SDK, "--no-deps", constraints=False),
+    }
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="build")
+    prepared = Builds(pool, jobs)
+    for name in jobs:  # in the order the tests need them
+        if name in needed:
+            prepared.start(name)
+    yield prepared
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def built(builds: Builds) -> Path:
+    """The x86_64 build (this machine's architecture, so its wheels can be imported here)."""
+    return builds.get("built")
+
+
+@pytest.fixture(scope="session")
+def runtime_sdk(builds: Builds) -> Path:
+    """boto3, botocore and s3transfer with their dependencies, as the python3.11 runtime keeps them
+    in /var/lang/lib/python3.11/site-packages (the versions of constraints.txt)."""
+    return builds.get("runtime_sdk")
+
+
+@pytest.fixture(scope="session")
+def floor_sdk(builds: Builds) -> Path:
+    return builds.get("floor_sdk")
 
 
 # -- the stack and the simulated runtime --------------------------------------------------------

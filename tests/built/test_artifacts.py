@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.built.conftest import ROOT, sam_build
+from tests.built.conftest import ROOT, Builds
 
 #: the budget for the layer, unzipped (Lambda's limit is 250 MB for a function and its layers): 57 MB
 #: measured, 16 MB of it cryptography, which PyJWT needs to check an issuer's RS256/ES256 signature
@@ -110,9 +110,10 @@ def test_the_x86_64_build_has_x86_64_binaries(built: Path):
 
 
 @pytest.fixture(scope="module")
-def arm64_layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The deployed architecture's layer (template default): built, not importable here."""
-    return layer(sam_build(tmp_path_factory.mktemp("sam-arm64") / "build", "arm64", "SharedLayer"))
+def arm64_layer(builds: Builds) -> Path:
+    """The deployed architecture's layer (template default): built (beside the x86_64 build, from
+    the session's start), not importable here."""
+    return layer(builds.get("arm64_layer"))
 
 
 def test_the_arm64_layer_has_the_same_distributions_with_aarch64_binaries(built: Path, arm64_layer: Path):
