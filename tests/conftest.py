@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -14,6 +15,7 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,56 @@ def caller_for(svc: Service, plain_key: str) -> Caller:
     return svc.authenticate(f"Bearer {plain_key}")
 
 
+# -- the engines, started as soon as the session knows it needs them ---------------------------
+
+#: the engines a collected test needs, starting in the background since collection ended; the
+#: fixture that owns each node claims it (waiting for the start) or starts one itself
+_EARLY: dict[str, Future[Any]] = {}
+_STARTER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engine-start")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the OpenSearch node and the Keycloak the collected tests will use (already fetched, as
+    ``make engines`` leaves them) without waiting: a JVM's start takes 10 s (OpenSearch) to a minute
+    (Keycloak) of a loaded 2-core machine, and the tests that run before the first one needing it
+    overlap that start instead of waiting behind it. Nothing starts when nothing needs it."""
+    from tests.support import keycloak
+    from tests.support import opensearch_node as opensearch
+    from tests.support.aws_stack import URL_ENV
+
+    if session.config.option.collectonly:
+        return
+    needed = set().union(*(getattr(item, "fixturenames", ()) for item in session.items))
+    starts = {
+        "opensearch": needed & {"opensearch_url", "opensearch_node"}
+        and not os.environ.get(URL_ENV)
+        and opensearch.available()[0]
+        and opensearch.fetched_home() is not None,
+        "keycloak": "keycloak_node" in needed
+        and not os.environ.get("MNEMO_TEST_KEYCLOAK_URL")
+        and keycloak.available()[0]
+        and keycloak.fetched_home() is not None,
+    }
+    if starts["opensearch"]:
+        _EARLY["opensearch"] = _STARTER.submit(OpenSearchNode().start)
+    if starts["keycloak"]:
+        _EARLY["keycloak"] = _STARTER.submit(keycloak.KeycloakNode().start)
+
+
+def _claim(engine: str) -> Any:
+    """The node started for the session (its start-up error raised here), or None."""
+    started = _EARLY.pop(engine, None)
+    return None if started is None else started.result()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop what was started for a test that never ran (deselected on the way, or its module failed)."""
+    for engine in list(_EARLY):
+        with contextlib.suppress(Exception):
+            _claim(engine).stop()
+    _STARTER.shutdown(wait=False)
+
+
 # -- a real OpenSearch node and the AWS backend's stack (moto server), once per session -------
 
 
@@ -141,7 +193,8 @@ def opensearch_node() -> Iterator[OpenSearchNode]:
         fetch()  # a download failure (offline, no Maven Central) is "unavailable", not a test failure
     except OpenSearchError as exc:
         _unavailable(str(exc))
-    node = OpenSearchNode().start()  # a start-up failure is a real error: it carries the log tail
+    # a start-up failure is a real error: it carries the log tail
+    node = _claim("opensearch") or OpenSearchNode().start()
     try:
         yield node
     finally:
@@ -165,7 +218,8 @@ def keycloak_node() -> Iterator[Any]:
         keycloak.fetch()
     except keycloak.KeycloakError as exc:
         _missing("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", str(exc))
-    node = keycloak.KeycloakNode().start()  # minutes on a loaded machine; a failure carries the log tail
+    # minutes on a loaded machine; a failure carries the log tail
+    node = _claim("keycloak") or keycloak.KeycloakNode().start()
     try:
         yield node
     finally:

@@ -60,7 +60,7 @@ def _java_home() -> Path | None:
     return Path(os.path.realpath(java)).parents[1] if java else None
 
 
-def _fetched_home() -> Path | None:
+def fetched_home() -> Path | None:
     """The unpacked distribution if the fetch script already completed (no Maven needed then)."""
     proc = subprocess.run(["bash", str(FETCH_SCRIPT), "home"], capture_output=True, text=True, check=False)
     return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
@@ -73,7 +73,7 @@ def available() -> tuple[bool, str]:
         return False, "java not found (install a JDK 17, e.g. openjdk-17-jdk-headless, or set JAVA_HOME)"
     if not FETCH_SCRIPT.is_file():
         return False, f"{FETCH_SCRIPT} is missing"
-    home = _fetched_home()
+    home = fetched_home()
     mvn = shutil.which("mvn")
     if home is None and mvn is None:
         return False, "mvn not found and OpenSearch not fetched yet (install Maven: apt-get install maven)"
