@@ -25,16 +25,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def patch_moto() -> None:
+    """Where moto's cost grows with what it holds or returns while DynamoDB's does not, the suite's
+    moto does the same work another way, each held to moto's own answers by a unit test."""
+    from tests.support import moto_queries, moto_responses, moto_transactions
+
+    moto_transactions.install()  # transactions without moto's copy of the whole table
+    moto_queries.install()  # queries that read their partition, not the whole table
+    moto_responses.install()  # attribute values written directly, not through the shape walk
+
+
 @contextmanager
 def moto_server() -> Iterator[str]:
     import logging
 
     from moto.server import ThreadedMotoServer
 
-    from tests.support import moto_queries, moto_transactions
-
-    moto_transactions.install()  # transactions without moto's copy of the whole table
-    moto_queries.install()  # queries that read their partition, not the whole table
+    patch_moto()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per call otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
@@ -146,11 +153,7 @@ class SerialMotoServer:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
         from werkzeug.serving import make_server
 
-        from tests.support import moto_queries, moto_transactions
-
-        moto_transactions.install()
-        moto_queries.install()
-
+        patch_moto()
         self.port = free_port()
         self._server = make_server("127.0.0.1", self.port, DomainDispatcherApplication(create_backend_app))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
