@@ -54,12 +54,23 @@ def race_ports(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ports
     # No stream indexer runs here: what a race wrote is found through the read-your-writes window
     # alone, so the window spans the whole test (its 60 s default is what the indexer needs; 64
     # adds and their searches took 43 s on a loaded CI box, and a later one missed an add made
-    # more than 60 s before its search)
-    with own_stack(request.getfixturevalue("aws_stack"), search_recent_window_s=3600) as cfg:
+    # more than 60 s before its search). pytest-timeout ends a test before its limit passes, so
+    # the window is that limit: every search reads one change-log partition per 300 s of window
+    # (items.LOG_BUCKET_S), 2 instead of the 13 of the largest window (3,600 s)
+    window = _time_limit_s(request.config) or 3600
+    with own_stack(request.getfixturevalue("aws_stack"), search_recent_window_s=window) as cfg:
         aws = AwsBackend.from_settings(cfg)
         SerialisedDynamoDB(aws.dynamodb)
         yield aws
         aws.close()
+
+
+def _time_limit_s(config: pytest.Config) -> float:
+    """The longest a test may run (pytest-timeout's ``--timeout`` or ini ``timeout``; 0: no limit)."""
+    value = config.getoption("timeout", default=None)
+    if value is None:
+        value = config.getini("timeout")
+    return min(float(value or 0), 3600)
 
 
 @pytest.fixture
