@@ -23,8 +23,9 @@ from mnemo.service.pipeline import Service
 class StreamDrain:
     """One stream position for a whole session (tests share the session's table)."""
 
-    def __init__(self, cfg: Any, *, start: str = "TRIM_HORIZON") -> None:
-        """``start``: where a shard is first read (``LATEST`` skips what the stream holds now)."""
+    def __init__(self, cfg: Any, *, start: str = "TRIM_HORIZON", max_retry_attempts: int | None = None) -> None:
+        """``start``: where a shard is first read (``LATEST`` skips what the stream holds now);
+        ``max_retry_attempts``: the mapping's retries of a failed batch (the template's by default)."""
         self.cfg = cfg
         dynamodb, streams = clients(cfg)
         self.failures: list[Failure] = []
@@ -37,6 +38,7 @@ class StreamDrain:
             on_failure=self.failures.append,
             retry_delay_s=0,
             start=start,
+            **({} if max_retry_attempts is None else {"max_retry_attempts": max_retry_attempts}),
         )
 
     def _handle(self, event: dict[str, Any], context: Any) -> Any:

@@ -9,6 +9,7 @@ import time
 from datetime import UTC
 from typing import Any
 
+import pytest
 from mnemo.local import stream
 from mnemo.local.stream import StreamMapping
 
@@ -89,7 +90,8 @@ def test_batches_are_filtered_to_memories_and_delivered_in_order_in_pages():
     assert mapping.drain() == 0  # the position is kept
 
 
-def test_a_reported_failure_is_retried_from_the_first_failed_record_then_given_up():
+@pytest.mark.parametrize("budget", [stream.MAX_RETRY_ATTEMPTS, 1])
+def test_a_reported_failure_is_retried_from_the_first_failed_record_then_given_up(budget):
     streams = ScriptedStreams([record(i) for i in range(4)])
     calls: list[list[str]] = []
     failures: list[Any] = []
@@ -99,13 +101,15 @@ def test_a_reported_failure_is_retried_from_the_first_failed_record_then_given_u
         calls.append(seqs)
         return {"batchItemFailures": [{"itemIdentifier": s} for s in seqs if s.endswith("2")]}
 
+    # the template's budget is the default; a test that only needs a batch given up sets its own
+    options = {} if budget == stream.MAX_RETRY_ATTEMPTS else {"max_retry_attempts": budget}
     mapping = StreamMapping(
-        streams, streams, "t", handler, context=lambda: None, on_failure=failures.append, retry_delay_s=0
+        streams, streams, "t", handler, context=lambda: None, on_failure=failures.append, retry_delay_s=0, **options
     )
     mapping.drain()
 
     assert calls[0] == [f"{i:021d}" for i in range(4)]
-    assert calls[1:] == [[f"{i:021d}" for i in (2, 3)]] * stream.MAX_RETRY_ATTEMPTS
+    assert calls[1:] == [[f"{i:021d}" for i in (2, 3)]] * budget
     assert [(f.reason, f.memory_ids) for f in failures] == [("RetryAttemptsExhausted", ["m002", "m003"])]
 
 

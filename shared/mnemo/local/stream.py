@@ -103,13 +103,17 @@ class StreamMapping:
         context: Callable[[], Any] | None = None,
         on_failure: Callable[[Failure], None] | None = None,
         retry_delay_s: float = 0.5,
+        max_retry_attempts: int = MAX_RETRY_ATTEMPTS,
         start: str = "TRIM_HORIZON",
     ) -> None:
+        """``max_retry_attempts``: retries of a failed batch before it is given up (the template's
+        ``MaximumRetryAttempts`` by default; tests that only need a batch given up lower it)."""
         self.streams = streams
         self.handler = handler
         self.context = context or _context
         self.on_failure = on_failure or self._log_failure
         self.retry_delay_s = retry_delay_s
+        self.max_retry_attempts = max_retry_attempts
         self.start = start
         self.arn = str(dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"])
         self.shards: dict[str, _Shard] = {}
@@ -215,7 +219,7 @@ class StreamMapping:
                     self.on_failure(_failure(shard, part[:stale], "RecordAgeExceeded"))
                     part = part[stale:]
                     continue
-                if retries > MAX_RETRY_ATTEMPTS:
+                if retries > self.max_retry_attempts:
                     self.on_failure(_failure(shard, part, "RetryAttemptsExhausted"))
                     break
                 if retries:
