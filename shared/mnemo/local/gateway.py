@@ -134,7 +134,7 @@ class LocalGateway:
         """What a first request would otherwise pay for: every handler's import, the store's
         connection, the MCP tool catalog (every tool's JSON Schemas), the embedder's model and, on
         SQLite, the vector search's numpy. A request that loads the model runs past the pool's
-        ``demote_after_s``, and a demoted instance is replaced after its answer: the next semantic
+        ``demote_after_s``, and a demoted instance was replaced after its answer: the next semantic
         request then paid the load again (measured: every ``recall`` mode semantic 3-7 s through
         ``mnemo serve`` on the loaded box; bench/results/2026-12-01-first-query.md). A remote
         embedder is not called here (``runtime.warm``): an endpoint that is down must not keep an

@@ -80,14 +80,29 @@ class _Instance:
     def __init__(self, process: Any, conn: Connection) -> None:
         self.process = process
         self.conn = conn
-        #: running at a lower CPU priority (a long invocation); never reused afterwards, since
-        #: only a privileged process may raise a priority again
+        #: running at a lower CPU priority (a long invocation): given its priority back after the
+        #: answer where this process may raise one (root, or RLIMIT_NICE), else replaced
         self.demoted = False
+        self._priority = 0
 
     def demote(self) -> None:
         with contextlib.suppress(OSError):
+            self._priority = os.getpriority(os.PRIO_PROCESS, self.pid)
             os.setpriority(os.PRIO_PROCESS, self.pid, DEMOTED_NICE)
             self.demoted = True
+
+    def restore(self) -> bool:
+        """The priority it had before :meth:`demote`, if this process may raise a priority again;
+        False when it may not (an unprivileged process: the instance is then replaced). Replacing
+        every demoted instance made a loaded machine churn: calls slowed past ``demote_after_s``
+        by the load each cost a new instance's warm-up, which loaded it more (62 instances started
+        for 60 calls through two servers on one moto, tests/hardening/test_concurrency.py)."""
+        try:
+            os.setpriority(os.PRIO_PROCESS, self.pid, self._priority)
+        except OSError:
+            return False
+        self.demoted = False
+        return True
 
     @property
     def pid(self) -> int:
@@ -196,7 +211,7 @@ class WorkerPool:
                 f"the request did not finish within {budget:g} s and was stopped; retry shortly",
                 {"Retry-After": "1"},
             )
-        if instance.demoted:
+        if instance.demoted and not instance.restore():
             self._discard(instance)  # a fresh instance at normal priority takes its place
         else:
             with self._cond:
