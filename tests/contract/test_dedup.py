@@ -81,9 +81,11 @@ def test_an_update_into_another_memorys_content_keeps_both(tenant):
 
 
 def test_an_expired_memory_is_not_a_duplicate(tenant):
-    soon = utc_now() + timedelta(milliseconds=300)
+    # far enough ahead that a slow add (a loaded machine, moto) still stores it unexpired; then
+    # the test waits until it has expired, however long the add took
+    soon = utc_now() + timedelta(seconds=2)
     old = add(tenant, "temporary pass code 1234", expires_at=soon.isoformat()).memory
-    time.sleep(0.4)
+    time.sleep(max(0.0, (soon - utc_now()).total_seconds()) + 0.1)
 
     fresh = add(tenant, "temporary pass code 1234")
 
