@@ -22,8 +22,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-_ORIGINAL_QUERY: Any = None
-_ORIGINAL_ALL_ITEMS: Any = None
+from tests.support.moto_patch import MotoPatch
+
 _HINT = threading.local()  # moto's server answers on several threads: the partition is per call
 
 
@@ -52,7 +52,7 @@ def _query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         conditions = args[9]
     _HINT.partition = (self, _partition_of(self, hash_key, index_name, conditions))
     try:
-        return _ORIGINAL_QUERY(self, hash_key, *args, **kwargs)
+        return _PATCH.original("query")(self, hash_key, *args, **kwargs)
     finally:
         _HINT.partition = None
 
@@ -60,7 +60,7 @@ def _query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
 def _all_items(self: Any) -> list[Any]:
     hint = getattr(_HINT, "partition", None)
     if hint is None or hint[0] is not self or hint[1] is None:
-        return _ORIGINAL_ALL_ITEMS(self)  # type: ignore[no-any-return]
+        return _PATCH.original("all_items")(self)  # type: ignore[no-any-return]
     partition = self.items.get(hint[1])
     if partition is None:
         return []
@@ -69,22 +69,6 @@ def _all_items(self: Any) -> list[Any]:
     return sorted(partition.values(), key=lambda x: (x.hash_key, x.range_key) if x.range_key else x.hash_key)
 
 
-def install() -> None:
-    """Patch moto's ``Table`` (idempotent)."""
-    global _ORIGINAL_QUERY, _ORIGINAL_ALL_ITEMS
-    from moto.dynamodb.models.table import Table
-
-    if _ORIGINAL_QUERY is None:
-        _ORIGINAL_QUERY, _ORIGINAL_ALL_ITEMS = Table.query, Table.all_items
-        Table.query = _query
-        Table.all_items = _all_items
-
-
-def uninstall() -> None:
-    """moto's own ``Table`` again (for the unit test's comparison)."""
-    global _ORIGINAL_QUERY, _ORIGINAL_ALL_ITEMS
-    from moto.dynamodb.models.table import Table
-
-    if _ORIGINAL_QUERY is not None:
-        Table.query, Table.all_items = _ORIGINAL_QUERY, _ORIGINAL_ALL_ITEMS
-        _ORIGINAL_QUERY = _ORIGINAL_ALL_ITEMS = None
+_PATCH = MotoPatch("moto.dynamodb.models.table:Table", query=_query, all_items=_all_items)
+#: patch moto's ``Table`` (idempotent); moto's own again (for the unit test's comparison)
+install, uninstall = _PATCH.install, _PATCH.uninstall

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-_ORIGINAL: Any = None
+from tests.support.moto_patch import MotoPatch
+
 _SERVICES = frozenset({"dynamodb", "dynamodbstreams"})
 _TEXT = frozenset({"S", "N"})
 _TEXT_SETS = frozenset({"SS", "NS"})
@@ -64,24 +65,9 @@ def _serialize(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> 
             return
         except _Unusual:
             pass
-    _ORIGINAL(self, serialized, value, shape, key)
+    _PATCH.original("_serialize")(self, serialized, value, shape, key)
 
 
-def install() -> None:
-    """Patch moto's JSON serialiser (every moto server of this process); idempotent."""
-    global _ORIGINAL
-    from moto.core.serialize import JSONSerializer
-
-    if _ORIGINAL is None:
-        _ORIGINAL = JSONSerializer._serialize
-        JSONSerializer._serialize = _serialize  # type: ignore[method-assign]
-
-
-def uninstall() -> None:
-    """moto's own serialiser again (for the unit test's comparison)."""
-    global _ORIGINAL
-    from moto.core.serialize import JSONSerializer
-
-    if _ORIGINAL is not None:
-        JSONSerializer._serialize = _ORIGINAL  # type: ignore[method-assign]
-        _ORIGINAL = None
+_PATCH = MotoPatch("moto.core.serialize:JSONSerializer", _serialize=_serialize)
+#: patch moto's JSON serialiser (idempotent); moto's own again (for the unit test's comparison)
+install, uninstall = _PATCH.install, _PATCH.uninstall

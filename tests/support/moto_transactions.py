@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_ORIGINAL: Any = None
+from tests.support.moto_patch import MotoPatch
 
 
 def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
@@ -88,18 +88,11 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
                              expression_attribute_names=names, expression_attribute_values=values)  # fmt: skip
 
 
-def install() -> None:
-    """Patch moto's DynamoDB backend class (every moto server of this process); idempotent."""
-    global _ORIGINAL
-    from moto.dynamodb.models import DynamoDBBackend
-
-    if _ORIGINAL is None:
-        _ORIGINAL = DynamoDBBackend.transact_write_items
-        DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+_PATCH = MotoPatch("moto.dynamodb.models:DynamoDBBackend", transact_write_items=_transact_write_items)
+#: patch moto's DynamoDB backend class (idempotent)
+install = _PATCH.install
 
 
 def original() -> Any:
     """moto's own implementation (for the test that compares them)."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    return _ORIGINAL or DynamoDBBackend.transact_write_items
+    return _PATCH.original("transact_write_items")
