@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
+from functools import partial
 from typing import Any
+
+from bench.stats import mean_ms
 
 
 def run(items: int, queries: int) -> dict[str, Any]:
@@ -40,10 +42,7 @@ def run(items: int, queries: int) -> dict[str, Any]:
                 table.put_item({"pk": {"S": f"W#{n % 500}"}, "sk": {"S": f"MEM#{n}"}, "recent_sk": {"S": f"{n}"}})
             row = {}
             for kind, query in (("table", QUERIES[0]), ("recent_index", QUERIES[4])):
-                started = time.perf_counter()
-                for _ in range(queries):
-                    client.query(TableName=TABLE, **query)
-                row[kind] = round((time.perf_counter() - started) / queries * 1000, 1)
+                row[kind] = mean_ms(partial(client.query, TableName=TABLE, **query), queries)
             out[label] = row
     moto_queries.install()
     return out

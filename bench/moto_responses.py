@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
+from functools import partial
 from typing import Any
+
+from bench.stats import mean_ms
 
 
 def run(memories: int, reads: int) -> dict[str, Any]:
@@ -68,11 +70,7 @@ def run(memories: int, reads: int) -> dict[str, Any]:
             }
             row = {}
             for kind, request in requests.items():
-                call = getattr(client, kind)
-                started = time.perf_counter()
-                for _ in range(reads):
-                    call(**request)
-                row[kind] = round((time.perf_counter() - started) / reads * 1000, 1)
+                row[kind] = mean_ms(partial(getattr(client, kind), **request), reads)
             out[label] = row
     moto_responses.install()
     return out
