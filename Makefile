@@ -105,9 +105,11 @@ run: $(RUNTIME_ENV)
 test: prepare lint
 	@$(MAKE) --no-print-directory suites
 
-## suites: every test suite, without lint or set-up (`make test` = prepare + lint + suites)
+## suites: every test suite, without lint or set-up (`make test` = prepare + lint + suites), as two
+## pytest sessions side by side (scripts/suites.py): the tests that need OpenSearch or Keycloak, and
+## the rest; `$(BIN)/python -m pytest` runs the same tests one after the other
 suites:
-	HYPOTHESIS_PROFILE=ci MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python -m pytest
+	HYPOTHESIS_PROFILE=ci MNEMO_SAM=$(abspath $(SAM)) $(BIN)/python scripts/suites.py
 
 ## browser: Debian's Chromium, chromedriver and a CJK font for the console's browser tests
 ## (apt, once; nothing to do when they are installed)

@@ -58,6 +58,7 @@ SLOW_MODULES = frozenset(
         "unit/test_worker_instance.py",
         "unit/test_bench_quality_set.py",
         "unit/test_moto_transactions.py",
+        "unit/test_suites_parts.py",
     }
 )
 #: unit and contract property searches: slow with the ``ci`` and ``deep`` budgets, seconds with
@@ -77,9 +78,44 @@ SLOW_TESTS = frozenset(
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: the fixtures that start a JVM (the OpenSearch node, Keycloak) or stand on one
+ENGINE_FIXTURES = frozenset({"opensearch_node", "opensearch_url", "aws_stack", "keycloak_node"})
+#: ``--part``: the session's share of the suites (scripts/suites.py runs the two side by side)
+PARTS = ("engines", "rest")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--part",
+        choices=PARTS,
+        default=None,
+        help="run only the tests that need a real engine (the OpenSearch node or Keycloak: marked aws or "
+        "keycloak, or using their fixtures) or only the rest; `make test` runs both parts side by side",
+    )
+
+
+def needs_an_engine(item: pytest.Item) -> bool:
+    """True for a test that needs the OpenSearch node or Keycloak (its part under ``--part``), and for
+    all of tests/built: its tests share one ``sam build`` per architecture, which two sessions would
+    each make."""
+    if item.get_closest_marker("aws") or item.get_closest_marker("keycloak"):
+        return True
+    with contextlib.suppress(ValueError):
+        if item.path.relative_to(TESTS).parts[0] == "built":
+            return True
+    return not ENGINE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``slow`` and ``node`` by where a test lives, so ``-m "not slow"`` selects the fast loop;
-    ``aws`` and ``browser`` are set by the suites themselves."""
+    ``aws`` and ``browser`` are set by the suites themselves. ``--part`` keeps one part."""
+    part = config.getoption("part")
+    if part is not None:
+        kept = [item for item in items if needs_an_engine(item) == (part == "engines")]
+        dropped = [item for item in items if needs_an_engine(item) != (part == "engines")]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
     for item in items:
         try:
             where = item.path.relative_to(TESTS).as_posix()
