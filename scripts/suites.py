@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: where the parts' output is kept (a test of this script points it elsewhere)
 LOGS = Path(os.environ.get("MNEMO_SUITES_LOGS") or ROOT / ".cache" / "suites")
 NO_TESTS = 5
-SUMMARY = re.compile(r"^=+ (?P<body>.*\d+ (?:passed|failed|error|errors|skipped|deselected).*) in [\d.]+s")
+SUMMARY = re.compile(r"^(?:=+ )?(?P<body>.*\d+ (?:passed|failed|error|errors|skipped|deselected).*) in [\d.]+s")
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def pytest(part: str, args: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
@@ -50,8 +51,8 @@ def follow(log: Path, process: subprocess.Popen[bytes]) -> None:
 
 def summary(log: Path) -> str:
     """The part's pytest summary ("12 passed, 3 deselected"), or what is known without one."""
-    for line in reversed(log.read_text(errors="replace").splitlines()):
-        if match := SUMMARY.match(line):
+    for line in reversed(COLOUR.sub("", log.read_text(errors="replace")).splitlines()):
+        if match := SUMMARY.match(line.strip()):
             return match.group("body")
     return f"no summary (see {log})"
 
@@ -73,7 +74,9 @@ def main(args: list[str]) -> int:
     rest_log = LOGS / "rest.log"
     rest = None
     try:
-        rest = pytest("rest", args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # through a pipe pytest would drop its colours: keep them for a terminal
+        colour = ["--color=yes"] if sys.stdout.isatty() else []
+        rest = pytest("rest", [*colour, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         assert rest.stdout is not None
         with rest_log.open("wb") as sink:
             for line in rest.stdout:  # printed as it comes, and kept for the summary

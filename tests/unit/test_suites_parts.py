@@ -65,3 +65,15 @@ def test_the_exit_status_is_the_worst_part_and_an_empty_part_passes_beside_a_run
     assert suites.outcome(5, 1) == 1
     assert suites.outcome(1, 2) == 2
     assert suites.outcome(5, 5) == 5
+
+
+def test_the_summary_is_read_from_plain_quiet_and_coloured_output(tmp_path: Path) -> None:
+    log = tmp_path / "part.log"
+    log.write_text("..\n===== 2 failed, 7 passed, 3 deselected in 1.20s =====\n")
+    assert suites.summary(log) == "2 failed, 7 passed, 3 deselected"
+    log.write_text("..\n28 passed in 0.50s\n")
+    assert suites.summary(log) == "28 passed"
+    log.write_text("\x1b[32m\x1b[1m===== 5 passed\x1b[0m\x1b[32m in 0.10s\x1b[0m =====\r\n")
+    assert suites.summary(log) == "5 passed"
+    log.write_text("INTERNALERROR> boom\n")
+    assert suites.summary(log).startswith("no summary")
