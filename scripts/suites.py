@@ -39,13 +39,13 @@ def follow(log: Path, process: subprocess.Popen[bytes]) -> None:
     """Print the log from its start, then what it gains, until its process has ended."""
     with log.open("rb") as source:
         while True:
-            chunk = source.read(65536)
-            if chunk:
-                sys.stdout.buffer.write(chunk)
-                sys.stdout.flush()
-            elif process.poll() is not None:
+            ended = process.poll() is not None  # asked before reading: its last bytes are in the file then
+            chunk = source.read()
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+            if ended:
                 return
-            else:
+            if not chunk:
                 time.sleep(0.5)
 
 
@@ -90,8 +90,14 @@ def main(args: list[str]) -> int:
         follow(engines_log, engines)
         engines_code = engines.wait()
     except KeyboardInterrupt:
+        # a terminal's Ctrl-C reached both sessions too: a second SIGINT would cut their teardown (the
+        # JVMs' stop), so each gets one only if it has not ended on its own within a few seconds
         for process in (engines, rest):
-            if process is not None and process.poll() is None:
+            if process is None:
+                continue
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
                 process.send_signal(signal.SIGINT)
                 process.wait()
         raise

@@ -111,8 +111,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``aws`` and ``browser`` are set by the suites themselves. ``--part`` keeps one part."""
     part = config.getoption("part")
     if part is not None:
-        kept = [item for item in items if needs_an_engine(item) == (part == "engines")]
-        dropped = [item for item in items if needs_an_engine(item) != (part == "engines")]
+        kept, dropped = [], []
+        for item in items:
+            (kept if needs_an_engine(item) == (part == "engines") else dropped).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = kept

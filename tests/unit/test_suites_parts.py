@@ -77,3 +77,24 @@ def test_the_summary_is_read_from_plain_quiet_and_coloured_output(tmp_path: Path
     assert suites.summary(log) == "5 passed"
     log.write_text("INTERNALERROR> boom\n")
     assert suites.summary(log).startswith("no summary")
+
+
+class EndsWhileAsked:
+    """A part's process that writes its last line and ends just as it is asked whether it has ended."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+
+    def poll(self) -> int:
+        with self.log.open("a") as sink:
+            sink.write("===== 3 passed in 1.00s =====\n")
+        return 0
+
+
+def test_following_a_part_prints_what_it_wrote_as_it_ended(tmp_path: Path, capfdbinary) -> None:
+    log = tmp_path / "engines.log"
+    log.write_text("")
+
+    suites.follow(log, EndsWhileAsked(log))
+
+    assert b"3 passed" in capfdbinary.readouterr().out
