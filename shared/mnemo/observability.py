@@ -2,11 +2,16 @@
 built here and imported wherever they are needed (handlers decorate with them; the service and
 the API log through ``logger``).
 
-``tracer`` is built on first use: Powertools' ``Tracer()`` imports the X-Ray SDK (≈ 0.2 s), which
-only the Lambda handlers need, not the CLI or the stdio MCP server. It patches botocore only
-(a subsegment per DynamoDB call): Powertools' default would also patch sqlite3, requests and
-others, importing them for nothing. (The X-Ray SDK's http.client patch records nothing of
-urllib3 2's requests, so OpenSearch calls show as time inside the handler's subsegment.)
+``tracer`` is built on first use: Powertools' ``Tracer()`` imports the X-Ray SDK and botocore's
+session with it (≈ 0.45 s of imports), which only a traced Lambda function needs. Where
+Powertools would trace nothing — outside Lambda (no ``LAMBDA_TASK_ROOT``: ``mnemo serve``, its
+handler instances, the CLI, the tests), under ``sam local``, or with ``POWERTOOLS_TRACE_DISABLED`` —
+``tracer`` is :class:`Untraced`, whose decorators return the handler itself, and the SDK is never
+imported (each ``mnemo serve`` imports the handlers twice: in the server and in the forkserver its
+instances are forked from). In Lambda it patches botocore only (a subsegment per DynamoDB call):
+Powertools' default would also patch sqlite3, requests and others, importing them for nothing.
+(The X-Ray SDK's http.client patch records nothing of urllib3 2's requests, so OpenSearch calls
+show as time inside the handler's subsegment.)
 
 Nothing a caller sent or stored goes into a trace or a log line: the handlers trace with
 ``capture_response=False`` / ``capture_error=False`` (a response can hold a new key's secret or
@@ -43,21 +48,47 @@ TRACED_MODULES = ("botocore",)
 # and in every such Lambda log). Only this message is silenced.
 warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
-_tracer: Tracer | None = None
+
+class Untraced:
+    """``tracer`` where Powertools' ``Tracer`` would record nothing: the decorators the handlers use
+    return the function as it is (Powertools' disabled tracer still wraps every call in a no-op)."""
+
+    def capture_lambda_handler(self, lambda_handler: Any = None, **_options: Any) -> Any:
+        return lambda_handler if lambda_handler is not None else (lambda handler: handler)
+
+    def capture_method(self, method: Any = None, **_options: Any) -> Any:
+        return method if method is not None else (lambda function: function)
+
+
+def tracing_on() -> bool:
+    """Powertools' rule for whether its ``Tracer`` records (aws_lambda_powertools.tracing.Tracer):
+    in Lambda (``LAMBDA_TASK_ROOT``), not under ``sam local`` or Chalice's local mode, and not
+    turned off by ``POWERTOOLS_TRACE_DISABLED``."""
+    from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
+
+    if resolve_truthy_env_var_choice(env=os.getenv("POWERTOOLS_TRACE_DISABLED", "false")):
+        return False
+    return bool(os.getenv("LAMBDA_TASK_ROOT")) and not (os.getenv("AWS_SAM_LOCAL") or os.getenv("AWS_CHALICE_CLI_MODE"))
+
+
+_tracer: Tracer | Untraced | None = None
 
 
 def __getattr__(name: str) -> Any:
     if name == "tracer":
         global _tracer
         if _tracer is None:
-            from aws_lambda_powertools import Tracer
+            if tracing_on():
+                from aws_lambda_powertools import Tracer
 
-            _tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
+                _tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
+            else:
+                _tracer = Untraced()
         return _tracer
     raise AttributeError(name)
 
 
-tracer: Tracer  # built lazily by __getattr__ above
+tracer: Tracer  # built lazily by __getattr__ above (an Untraced where nothing would be traced)
 
 
 def where(exc: BaseException, depth: int = 12) -> list[str]:
