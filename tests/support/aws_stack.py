@@ -28,11 +28,12 @@ def free_port() -> int:
 def patch_moto() -> None:
     """Where moto's cost grows with what it holds or returns while DynamoDB's does not, the suite's
     moto does the same work another way, each held to moto's own answers by a unit test."""
-    from tests.support import moto_queries, moto_responses, moto_transactions
+    from tests.support import moto_queries, moto_responses, moto_routing, moto_transactions
 
     moto_transactions.install()  # transactions without moto's copy of the whole table
     moto_queries.install()  # queries that read their partition, not the whole table
     moto_responses.install()  # attribute values written directly, not through the shape walk
+    moto_routing.install()  # moto's folders listed once, not on every request
 
 
 @contextmanager
