@@ -51,10 +51,12 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 install-runtime: $(RUNTIME_ENV)
 install: $(ENV)
 
-$(EMBEDDER_DATA): scripts/embedder_data.py | $(RUNTIME_STAMP)
+# the default embedder's data needs only the standard library and pip, so under `make -j` it is made
+# while the dependencies install; the local transformer's needs numpy, a dependency
+$(EMBEDDER_DATA): scripts/embedder_data.py | $(BIN)/python
 	$(BIN)/python scripts/embedder_data.py --force
 
-$(MINILM_DATA): scripts/embedder_data.py | $(RUNTIME_STAMP)
+$(MINILM_DATA): scripts/embedder_data.py | $(STAMP)
 	$(BIN)/python scripts/embedder_data.py --force --model minilm
 
 ## clients: the pinned MCP clients the e2e suite drives (TypeScript SDK, Inspector CLI, mcp-remote;
@@ -94,11 +96,11 @@ engine-opensearch:
 engine-keycloak:
 	@$(call FETCH,keycloak)
 
-## prepare: everything the suites need before they start: the venv, then the independent steps,
-## side by side under `make -j` (`make -j4 test` also runs lint beside them). Run `make install`
-## alone first in a fresh clone when using -j: its two pip steps share the venv (.ci/run does).
-prepare: $(ENV)
-	@$(MAKE) --no-print-directory sam-cli clients browser engines
+## prepare: everything the suites need before they start: the venv and the independent steps (the
+## SAM CLI, the Node clients, the browser, the engines), side by side under `make -j` (.ci/run:
+## `make -j6 test`, which also runs lint once the venv is ready). One pip step installs into the
+## venv at a time: the embedder data needs none of them, the transformer's only the dev install.
+prepare: $(ENV) sam-cli clients browser engines
 
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
 run: $(RUNTIME_ENV)
