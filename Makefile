@@ -26,7 +26,8 @@ RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test suites prepare engines engine-opensearch engine-keycloak sam-cli check install install-runtime clients lint unit fuzz bench clean openapi \
+.PHONY: run test suites prepare engines engine-opensearch engine-keycloak sam-cli check install install-runtime clients lint \
+	lint-style lint-types lint-template unit fuzz bench clean openapi \
 	docs browser screenshots
 
 $(BIN)/python:
@@ -127,10 +128,18 @@ browser:
 screenshots: $(ENV) browser
 	$(BIN)/python -m tests.support.screenshots docs/console
 
-lint: $(ENV)
+## lint: style, types and the template, three steps that need only the dev install (so under
+## `make -j` they run side by side, beside the embedding model's conversion)
+lint: lint-style lint-types lint-template
+
+lint-style: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+lint-types: $(STAMP)
 	$(BIN)/mypy
+
+lint-template: $(STAMP)
 	$(BIN)/cfn-lint template.yaml
 
 ## check: the fast loop before a commit (about 3 minutes): lint, types, and the unit and contract

@@ -4,6 +4,7 @@ moto does."""
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 
@@ -39,7 +40,19 @@ def test_a_request_reaches_dynamodb_and_its_streams_through_the_server(routing):
     with moto_server() as url:
         import boto3
 
+        # moto's state is the process's: other tests' tables may be there too
+        name = f"routing-{uuid.uuid4().hex[:8]}"
         dynamodb = boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1")
         streams = boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1")
-        assert dynamodb.list_tables()["TableNames"] == []
-        assert streams.list_streams()["Streams"] == []
+        dynamodb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+        )
+        try:
+            assert dynamodb.describe_table(TableName=name)["Table"]["TableName"] == name
+            assert name in {s["TableName"] for s in streams.list_streams(TableName=name)["Streams"]}
+        finally:
+            dynamodb.delete_table(TableName=name)
