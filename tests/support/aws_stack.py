@@ -4,13 +4,21 @@ session's real OpenSearch node (tests/conftest.py); tables come from template.ya
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+from tests.support.processes import stop
 
 #: use an already running node instead of starting one (e.g. scripts/opensearch.sh)
 URL_ENV = "MNEMO_TEST_OPENSEARCH_URL"
@@ -36,21 +44,68 @@ def patch_moto() -> None:
     moto_routing.install()  # moto's folders listed once, not on every request
 
 
+#: the repository, the moto process's working directory (it imports tests.support)
+ROOT = Path(__file__).resolve().parents[2]
+#: how long moto's process may take to import moto and bind its port on a loaded machine
+MOTO_START_S = 60.0
+
+
 @contextmanager
 def moto_server() -> Iterator[str]:
+    """moto in server mode with the suite's patches, in a process of its own: in the test process
+    its request handling shared one interpreter lock with the tests and their clients, so that
+    session kept about one core busy at most while the other idled once the other part had ended
+    (vmstat 10 over a fresh clone's CI, 2026-12-02). The process dies with this one."""
+    port = free_port()
+    with tempfile.TemporaryFile("w+") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.aws_stack", str(port), str(os.getpid())],
+            cwd=ROOT,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            _wait_listening(process, port, output)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop(process, signal.SIGTERM, timeout=10)
+
+
+def _wait_listening(process: subprocess.Popen[str], port: int, output: Any) -> None:
+    deadline = time.monotonic() + MOTO_START_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output.seek(0)
+            raise RuntimeError(f"moto's server exited ({process.returncode}): {output.read()[-4000:]}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    stop(process, signal.SIGTERM, timeout=5)
+    raise RuntimeError(f"moto's server did not listen on {port} within {MOTO_START_S:.0f} s")
+
+
+def _serve(port: int, parent: int) -> None:
+    """The moto process: the patched server until SIGTERM, which the kernel also sends when the
+    test process ends (``PR_SET_PDEATHSIG``; if it has already ended, the server does not start)."""
+    import ctypes
     import logging
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        return
 
     from moto.server import ThreadedMotoServer
 
     patch_moto()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per call otherwise
-    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
     server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    done.wait()
+    server.stop()
 
 
 def aws_settings(dynamodb_url: str, opensearch_url: str, **overrides: Any) -> Any:
@@ -193,3 +248,7 @@ def own_stack(cfg: Any, **overrides: Any) -> Iterator[Any]:
         client = opensearch_client(own)
         client.indices.delete(index=f"{own.opensearch_index}-*", ignore_unavailable=True)
         client.close()
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), int(sys.argv[2]))
