@@ -34,7 +34,8 @@ def test_the_listing_is_moto_s_own_and_read_once(routing, monkeypatch):
     assert list(backends.list_of_moto_modules()) == own
 
 
-def test_a_request_reaches_dynamodb_and_its_streams_through_the_server(routing):
+def test_a_request_reaches_dynamodb_and_its_streams_through_the_server():
+    """The session's moto runs in a process of its own, with the patches installed there."""
     from tests.support.aws_stack import moto_server
 
     with moto_server() as url:
