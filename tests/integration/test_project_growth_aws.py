@@ -20,6 +20,7 @@ from mnemo.backends.aws.items import RECENT_INDEX, memory_pk
 from mnemo.backends.aws.store import DynamoMemoryStore
 from mnemo.embedding import default_embedder
 from mnemo.models.common import utc_now
+from mnemo.models.records import RateLimits
 from mnemo.ports import MemoryFilter, Scope
 from mnemo.service.pipeline import Service
 
@@ -87,7 +88,10 @@ def test_many_writes_across_log_buckets_stay_listed_and_findable_and_no_key_gath
     store = DynamoMemoryStore(own_backend.dynamodb, aws_stack.memories_table, log_bucket_s=1)
     own_backend.store = store
     own_backend.index.read_your_writes(store, window_s=60, first_page=50)
-    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
+    # (limits no caller reaches: how many writes fit in the loop depends on the machine's speed,
+    # and a fast one went past the default 60 a minute)
+    unlimited = RateLimits(search=1_000_000, write=1_000_000)
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder(), default_limits=unlimited))
     scope = Scope(tenant.workspace_id, tenant.project.id)
     start = utc_now()
 
