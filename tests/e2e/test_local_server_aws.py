@@ -9,6 +9,9 @@ runs beside it and finds nothing left to repair."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import time
 import uuid
 
@@ -132,3 +135,42 @@ def test_serve_with_the_aws_backend_creates_its_index_and_starts_its_shards_befo
         assert len(found["memories"]) == 1
     finally:
         stop_server(server)  # (the aws_stack fixture drops the index: its name starts with the stack's)
+
+
+def test_serve_with_the_aws_backend_stops_when_its_process_group_gets_sigterm(aws_stack, tmp_path):
+    # Given the server in a process group of its own, its stream follower running (as systemd
+    # starts a service, and stops it with KillMode=control-group: SIGTERM to every process)
+    run = uuid.uuid4().hex[:8]
+    env = {
+        "MNEMO_BACKEND": "aws",
+        "MNEMO_AWS_CREATE_TABLES": "true",
+        "MNEMO_AWS_REGION": "us-east-1",
+        "MNEMO_DYNAMODB_ENDPOINT_URL": aws_stack.dynamodb_endpoint_url,
+        "MNEMO_OPENSEARCH_ENDPOINT": aws_stack.opensearch_endpoint,
+        "MNEMO_OPENSEARCH_INDEX": f"{aws_stack.opensearch_index}-term-{run}",
+        "MNEMO_MEMORIES_TABLE": f"term-memories-{run}",
+        "MNEMO_TENANTS_TABLE": f"term-tenants-{run}",
+        "MNEMO_RATE_TABLE": f"term-rate-{run}",
+        "MNEMO_IDEMPOTENCY_TABLE": f"term-idempotency-{run}",
+    }
+    alias = env["MNEMO_OPENSEARCH_INDEX"]
+    server = start_server(tmp_path, env, new_session=True)
+    try:
+        status, _, added = call(server, "memory_add", {"content": "stopped by the group"})
+        assert status == 200, added
+        # (the follower is past its start-up and polling: it indexed the write)
+        kept = added["memory"]["id"]
+        deadline = time.monotonic() + 30
+        while indexed_versions(aws_stack, alias, [kept]) != {kept: (1, False)}:
+            assert time.monotonic() < deadline, indexed_versions(aws_stack, alias, [kept])
+            time.sleep(0.2)
+        # When the whole group gets SIGTERM
+        os.killpg(server.process.pid, signal.SIGTERM)
+        # Then the server exits (its follower no longer holds it: 60 s and more before the fix)
+        try:
+            code = server.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            code = None
+        assert code == 0, server.output.read_text() if server.output else ""
+    finally:
+        stop_server(server)

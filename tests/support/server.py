@@ -36,9 +36,15 @@ class RunningServer:
 
 
 def start_server(
-    data_dir: Path, env_extra: dict[str, str] | None = None, args: tuple[str, ...] = (), port: int | None = None
+    data_dir: Path,
+    env_extra: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    port: int | None = None,
+    *,
+    new_session: bool = False,
 ) -> RunningServer:
-    """``mnemo serve`` on ``port`` (a free one by default: pass one when the settings must name the URL)."""
+    """``mnemo serve`` on ``port`` (a free one by default: pass one when the settings must name the URL);
+    ``new_session``: in a process group of its own, as systemd starts a service."""
     port = port or free_port()
     env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY, **(env_extra or {})}
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -50,6 +56,7 @@ def start_server(
             stdout=sink,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=new_session,
         )
     url = f"http://127.0.0.1:{port}"
     banner = ""
