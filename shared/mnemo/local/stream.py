@@ -24,13 +24,14 @@ blocked while a batch is retried, as in Lambda; :meth:`StreamMapping.run` polls 
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger("mnemo.local")
 
@@ -46,6 +47,13 @@ IDLE_INTERVAL_S = 1.0
 FUNCTION_TIMEOUT_S = 60.0
 
 Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class Stop(Protocol):
+    """What :meth:`StreamMapping.run` polls until set (a ``threading.Event`` in the tests)."""
+
+    def is_set(self) -> bool: ...
+    def wait(self, timeout: float) -> bool: ...
 
 
 @dataclass
@@ -124,7 +132,7 @@ class StreamMapping:
 
     # -- the loop ------------------------------------------------------------------------------
 
-    def run(self, stop: threading.Event) -> None:
+    def run(self, stop: Stop) -> None:
         """Poll until ``stop`` is set (``mnemo serve``); errors reading the stream are logged and retried."""
         while not stop.is_set():
             try:
@@ -323,21 +331,46 @@ def clients(cfg: Any) -> tuple[Any, Any]:
 # -- mnemo serve: the mapping in a process of its own ---------------------------------------------
 
 
+class _PipeStop:
+    """The follower's end of its stop signal: set once the server sends on, or closes, the pipe.
+
+    Not a ``multiprocessing.Event``: its ``set()`` waits for every process asleep in ``wait()`` to
+    wake, so a follower killed in ``wait()`` (SIGTERM to the process group, as systemd's
+    ``KillMode=control-group`` sends; or the OOM killer) left the server blocked in ``close()``
+    forever. A pipe's writer never waits for its reader."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._set = False
+
+    def is_set(self) -> bool:
+        return self._set or self.wait(0)
+
+    def wait(self, timeout: float) -> bool:
+        if not self._set and self._conn.poll(timeout):
+            self._set = True
+        return self._set
+
+
 def follow(stop: Any) -> None:
     """A child process of ``mnemo serve --backend aws``: the indexer's handler (the very module
-    Lambda runs) fed from the stream until ``stop`` (a multiprocessing Event) is set."""
+    Lambda runs) fed from the stream until the server sends on, or closes, ``stop`` (the child's
+    end of a pipe)."""
     import signal
 
     from mnemo.local.workers import _end_with_parent
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server stops us
+    # Ctrl-C and a SIGTERM to the process group reach us too: the server stops us after it stops
+    # serving (and if it dies, so do we: _end_with_parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _end_with_parent()
     from functions.indexer.handler import lambda_handler
     from mnemo import runtime
 
     dynamodb, streams = clients(runtime.settings())
     mapping = StreamMapping(dynamodb, streams, runtime.settings().memories_table, lambda_handler)
-    mapping.run(stop)
+    mapping.run(_PipeStop(stop))
 
 
 class StreamFollower:
@@ -347,17 +380,21 @@ class StreamFollower:
         import multiprocessing
 
         self._context = multiprocessing.get_context("spawn")
-        self._stop = self._context.Event()
+        self._stop: Any = None
         self._process: Any = None
 
     def start(self) -> None:
-        self._process = self._context.Process(target=follow, args=(self._stop,), name="mnemo-stream", daemon=True)
+        child_end, self._stop = self._context.Pipe(duplex=False)
+        self._process = self._context.Process(target=follow, args=(child_end,), name="mnemo-stream", daemon=True)
         self._process.start()
+        child_end.close()
 
     def close(self) -> None:
         if self._process is None:
             return
-        self._stop.set()
+        with contextlib.suppress(OSError):  # the follower is gone already: nothing to tell
+            self._stop.send(None)
+        self._stop.close()
         self._process.join(5)
         if self._process.is_alive():
             self._process.kill()
