@@ -10,6 +10,8 @@ authorization server will sign a deliberately wrong token.
         issuer.token(sub="alice", aud="http://mnemo.test", scope="memory:read")
         issuer.mode = "slow"            # key fetches wait ``delay_s``; "down": 503s; "ok"
         issuer.fetches                  # how many times the key set was fetched
+        issuer.delays["/certs"] = 1.5   # seconds a path (after the issuer's) waits before answering
+        issuer.requests                 # the paths asked for, in order
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class FakeIssuer:
         self.delay_s = delay_s
         self.mode = "ok"
         self.fetches = 0
+        self.delays: dict[str, float] = {}
+        self.requests: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,6 +48,10 @@ class FakeIssuer:
                 pass
 
             def do_GET(self) -> None:
+                outer.requests.append(self.path)
+                for suffix, delay in outer.delays.items():
+                    if self.path.endswith(suffix):
+                        time.sleep(delay)
                 if self.path == ISSUER_PATH + "/.well-known/openid-configuration":
                     body = {"issuer": outer.url, "jwks_uri": outer.url + "/certs"}
                 elif self.path == ISSUER_PATH + "/certs":

@@ -199,6 +199,34 @@ def test_keys_that_are_slow_fail_closed_within_the_timeout(issuer):
     assert time.monotonic() - started < 4.5  # bounded by the timeout, not by the issuer
 
 
+def test_one_call_has_one_deadline_for_all_its_fetches_of_metadata(issuer):
+    # Given an issuer whose metadata is slow at both addresses (OIDC, then RFC 8414), cold caches
+    rfc_8414 = metadata_urls(issuer.url)[1].removeprefix(issuer.url.removesuffix("/realms/test"))
+    issuer.delays = {"/.well-known/openid-configuration": 5.0, rfc_8414: 5.0}
+    verifier = verifier_for(issuer)  # a 1 s fetch timeout
+
+    # When a call needs the keys, Then it fails closed once the OIDC fetch used up the call's
+    # whole budget: RFC 8414 is never tried (before, each took its own timeout: 503 after 2 of them)
+    with pytest.raises(IssuerUnavailable):
+        verifier.verify(issuer.token(sub="a", aud=RESOURCE))
+    assert issuer.requests == ["/realms/test/.well-known/openid-configuration"]
+
+
+def test_the_key_set_is_fetched_within_what_the_metadata_left_of_the_budget(issuer):
+    # Given metadata and keys that each answer within the fetch timeout, but not both together
+    issuer.delays = {"/.well-known/openid-configuration": 1.2, "/certs": 1.2}
+    verifier = verifier_for(issuer, oauth_fetch_timeout_s=2.0)
+
+    # Then the call fails closed within its one budget (before: 2.4 s, and the token passed)
+    with pytest.raises(IssuerUnavailable):
+        verifier.verify(issuer.token(sub="a", aud=RESOURCE))
+
+    # And once the issuer is quick again (and the refresh interval allows), the same token passes
+    issuer.delays = {}
+    quick = verifier_for(issuer, oauth_fetch_timeout_s=2.0)
+    assert quick.verify(issuer.token(sub="a", aud=RESOURCE))["sub"] == "a"
+
+
 def test_cached_keys_keep_verifying_while_the_issuer_is_down(issuer):
     verifier = verifier_for(issuer, oauth_jwks_ttl_s=0, oauth_jwks_min_refresh_s=0)
     verifier.verify(issuer.token(sub="a", aud=RESOURCE))
