@@ -6,7 +6,8 @@ of made-up ``kid`` values cannot turn into a flood of fetches.
 Only the configured issuers are ever fetched (a token's ``iss`` is checked against them first), so
 no caller can make the server fetch a URL of its choosing. A fetch that fails or takes too long
 raises ``IssuerUnavailable`` (503): the service fails closed, and only the calls that need that
-issuer's keys wait, each for at most the timeout."""
+issuer's keys wait, each for at most the timeout — one budget for the whole call (waiting for
+another call's fetch, metadata at up to two addresses, then the key set), not one per fetch."""
 
 from __future__ import annotations
 
@@ -38,7 +39,11 @@ class _Keys:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _fetch_json(url: str, timeout_s: float) -> dict[str, Any]:
+def _fetch_json(url: str, deadline: float) -> dict[str, Any]:
+    """The JSON object at ``url``, fetched before ``deadline`` (``time.monotonic()``)."""
+    timeout_s = deadline - time.monotonic()
+    if timeout_s <= 0:
+        raise IssuerUnavailable(cause="the call's time for fetching keys ran out")
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in ("https", "http"):
         raise IssuerUnavailable(cause=f"not an http(s) URL: {parsed.scheme}")
@@ -97,6 +102,7 @@ class IssuerKeys:
         if found is not None and time.monotonic() - state.fetched_at < self.ttl_s:
             return found
         # an unknown kid or a stale set: fetch, unless this issuer was fetched a moment ago
+        deadline = time.monotonic() + self.timeout_s  # for everything this call fetches or waits for
         if not state.lock.acquire(timeout=self.timeout_s):
             raise IssuerUnavailable(cause="another fetch of the keys is taking too long")
         try:
@@ -110,7 +116,7 @@ class IssuerKeys:
                 raise IssuerUnavailable(cause="the last fetch of the keys failed a moment ago")
             state.attempted_at = now
             try:
-                state.keys = self._fetch_keys(issuer)
+                state.keys = self._fetch_keys(issuer, deadline)
             except IssuerUnavailable:
                 if found is not None:
                     return found  # a key of a set that cannot be refreshed now still verifies
@@ -126,16 +132,16 @@ class IssuerKeys:
             return keys.get(kid)
         return next(iter(keys.values())) if len(keys) == 1 else None
 
-    def _jwks_url(self, issuer: str) -> str:
+    def _jwks_url(self, issuer: str, deadline: float) -> str:
         if self.jwks_url:
             return self.jwks_url
         if issuer not in self._jwks_urls:
             last: IssuerUnavailable | None = None
             for url in metadata_urls(issuer):
                 try:
-                    doc = _fetch_json(url, self.timeout_s)
+                    doc = _fetch_json(url, deadline)
                 except IssuerUnavailable as exc:
-                    last = exc
+                    last = exc  # the next address gets what is left of the budget (none: not tried)
                     continue
                 if doc.get("issuer") != issuer or not isinstance(doc.get("jwks_uri"), str):
                     last = IssuerUnavailable(cause="metadata names another issuer or no jwks_uri")
@@ -146,11 +152,11 @@ class IssuerKeys:
                 raise last or IssuerUnavailable(cause="no metadata")
         return self._jwks_urls[issuer]
 
-    def _fetch_keys(self, issuer: str) -> dict[str, Any]:
+    def _fetch_keys(self, issuer: str, deadline: float) -> dict[str, Any]:
         from jwt import PyJWK
         from jwt.exceptions import PyJWKError
 
-        doc = _fetch_json(self._jwks_url(issuer), self.timeout_s)
+        doc = _fetch_json(self._jwks_url(issuer, deadline), deadline)
         entries = doc.get("keys")
         if not isinstance(entries, list):
             raise IssuerUnavailable(cause="key set has no keys")
