@@ -174,3 +174,17 @@ def test_importing_the_cli_does_not_import_numpy_before_it_sets_its_threads():
     code = "import sys; import mnemo.local.cli; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["cleanup"]])
+def test_the_aws_backend_without_its_extra_says_what_to_install(run, monkeypatch, command):
+    # Given a venv as `make run` makes it: the `aws` extra (opensearch-py) is not installed
+    import sys
+
+    monkeypatch.setitem(sys.modules, "opensearchpy", None)  # `import opensearchpy` raises ImportError
+
+    # When a command runs on the AWS backend, Then it is one usage line naming the extra, no traceback
+    code, out, err = run("--backend", "aws", *command)
+    assert code == 2, (out, err)
+    assert "`aws` extra" in err and "pip install -e '.[aws]'" in err
+    assert "Traceback" not in err
