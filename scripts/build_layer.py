@@ -66,7 +66,9 @@ def canonical(name: str) -> str:
 
 
 def project_requirements(pyproject: Path) -> list[str]:
-    deps: list[str] = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    project = tomllib.loads(pyproject.read_text())["project"]
+    # the server's dependencies and the AWS backend's (the `aws` extra)
+    deps: list[str] = [*project["dependencies"], *project["optional-dependencies"]["aws"]]
     return [d for d in deps if canonical(re.split(r"[\s\[<>=!~;]", d, maxsplit=1)[0]) not in NOT_IN_LAYER]
 
 

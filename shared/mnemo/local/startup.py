@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mnemo.local.cli.output import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE, settings_error
+from mnemo.local.cli.output import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE, missing_aws_extra, settings_error
 
 if TYPE_CHECKING:
     from mnemo.config import Settings
@@ -94,6 +94,9 @@ def plan(host: str, port: int | None, command: str = "mnemo") -> Plan:
     from mnemo.service import tenancy
 
     cfg = settings()
+    missing = missing_aws_extra() if cfg.backend == "aws" else None
+    if missing is not None:
+        raise StartupError(missing, "usage", EXIT_USAGE)
     if port is None:
         raw = os.environ.get("MNEMO_PORT", "").strip() or str(DEFAULT_PORT)
         try:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from mnemo.models.records import Project
     from mnemo.service.pipeline import Service
 
-from mnemo.local.cli.output import UsageError, command_prefix, settings_error
+from mnemo.local.cli.output import UsageError, command_prefix, missing_aws_extra, settings_error
 
 
 def local_environment(backend: str | None, data_dir: str | None) -> None:
@@ -40,6 +40,9 @@ def service(args: argparse.Namespace) -> Service:
         cfg = runtime.settings()
     except ValidationError as exc:
         raise UsageError(settings_error(exc)) from None
+    missing = missing_aws_extra() if cfg.backend == "aws" else None
+    if missing is not None:
+        raise UsageError(missing)
     if cfg.backend == "sqlite" and not cfg.data_dir.exists():  # a file there: the store cannot open (exit 3)
         raise NotFound(
             f"the data folder {cfg.data_dir} does not exist: check --data-dir (or MNEMO_DATA_DIR); "

@@ -72,6 +72,19 @@ def command_prefix(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+def missing_aws_extra() -> str | None:
+    """What to install when the AWS backend's packages (the ``aws`` extra) are missing, else None:
+    ``make run`` installs only what the SQLite server uses."""
+    try:
+        import opensearchpy  # noqa: F401 - only whether it imports
+    except ImportError:
+        return (
+            "the AWS backend needs the `aws` extra, which `make run` does not install: "
+            "run `make install` in this checkout, or `pip install -e '.[aws]'` (`mnemo[aws]` for an installed wheel)"
+        )
+    return None
+
+
 def settings_error(exc: Any) -> str:
     """A pydantic ValidationError of the settings as one line naming the environment variable."""
     first = exc.errors(include_url=False)[0]
