@@ -53,6 +53,8 @@ NOT_IN_LAYER = {
     # the embedded backend's vector search only; on AWS, OpenSearch searches the vectors
     "numpy": "SQLite backend only",
     "usearch": "SQLite backend only",
+    # Markdown frontmatter for the CLI's imports from other tools and its Markdown export
+    "pyyaml": "CLI only",
 }
 
 PLATFORMS = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Literal
 
 from mnemo.errors import Conflict, InvalidRequest
+from mnemo.importers import Item as ImportItem
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
 from mnemo.ports import Embedder, Page, Ports, Scope, VersionConflict
@@ -156,3 +157,100 @@ def restore(ports: Ports, record: MemoryRecord, embedder: Embedder | None = None
         ports.store.create(record)
         if needs_embedding(embedder, record):
             ports.store.mark_for_repair(record)
+
+
+@dataclass
+class Outcome:
+    """What an import from another tool did (or, dry, would do) with one unit of its source."""
+
+    position: str
+    result: Literal["added", "skipped", "refused"]
+    reason: str | None = None
+    memory_id: str | None = None
+
+
+def import_items(
+    ports: Ports,
+    target: Project,
+    items: Iterable[ImportItem],
+    *,
+    source: str,
+    embedder: Embedder | None = None,
+    dry_run: bool = False,
+    now: datetime | None = None,
+) -> Iterator[Outcome]:
+    """Add memories read from another tool (``mnemo.importers``) to ``target``, one by one, under
+    ``memory_add``'s rules: its limits (the arguments are validated as ``MemoryAddArgs``), the
+    ``<private>`` stripping, the workspace's secret check, and its deduplication — a memory with
+    the content, kind and path of a live one of the project is skipped, so a second import of the
+    same source adds nothing. The source's times are kept (the import's time when it has none).
+    With ``dry_run`` nothing is written; the outcomes are those a run would have."""
+    from pydantic import ValidationError
+
+    from mnemo import text
+    from mnemo.errors import SecretDetected
+    from mnemo.ids import memory_id
+    from mnemo.models.tools import MemoryAddArgs
+    from mnemo.ports import Duplicate
+    from mnemo.service.vectors import embed_content
+
+    now = now or utc_now()
+    workspace = ports.tenants.get_workspace(target.workspace_id)
+    secret_check = workspace.secret_check if workspace is not None else True
+    held = {text.fingerprint(r.content, r.kind, r.path, r.team_id) for r in export_project(ports, target, now=now)}
+    for item in items:
+        content = privacy.strip_private(item.content)
+        if not content.strip():
+            yield Outcome(item.position, "refused", "empty once its <private> spans are removed")
+            continue
+        try:
+            args = MemoryAddArgs(content=content, kind=item.kind, tags=list(item.tags), path=item.path, source=source)
+            if secret_check:
+                privacy.refuse_secrets(
+                    [
+                        ("content", args.content),
+                        ("kind", args.kind),
+                        ("path", args.path),
+                        *(("tags", tag) for tag in args.tags),
+                    ]
+                )
+        except ValidationError as exc:
+            first = exc.errors(include_url=False, include_input=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            yield Outcome(item.position, "refused", f"{where}: {first['msg']}")
+            continue
+        except SecretDetected as exc:
+            yield Outcome(item.position, "refused", str(exc))
+            continue
+        mark = text.fingerprint(args.content, args.kind, args.path, None)
+        if mark in held:
+            yield Outcome(item.position, "skipped", "already in the project")
+            continue
+        held.add(mark)
+        if dry_run:
+            yield Outcome(item.position, "added")
+            continue
+        created = min(item.created_at or now, now)
+        record = MemoryRecord(
+            id=memory_id(),
+            workspace_id=target.workspace_id,
+            project_id=target.id,
+            content=args.content,
+            kind=args.kind,
+            tags=args.tags,
+            path=args.path,
+            source=source,
+            version=1,
+            created_at=created,
+            updated_at=max(created, min(item.updated_at or created, now)),
+            embedding=embed_content(embedder, args.content),
+        )
+        try:
+            with ports.store.unit_of_work():
+                ports.store.create(record, dedupe=True)
+                if needs_embedding(embedder, record):
+                    ports.store.mark_for_repair(record)
+        except Duplicate:  # written meanwhile by someone else
+            yield Outcome(item.position, "skipped", "already in the project")
+            continue
+        yield Outcome(item.position, "added", memory_id=record.id)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     pass
 
+from mnemo.importers import SOURCES
 from mnemo.local.cli.admin import (
     cmd_key_create,
     cmd_key_list,
@@ -27,6 +28,7 @@ from mnemo.local.cli.admin import (
 from mnemo.local.cli.hook import EVENTS as HOOK_EVENTS
 from mnemo.local.cli.hook import main as hook_main
 from mnemo.local.cli.mcp import cmd_mcp
+from mnemo.local.cli.moving import cmd_import_from
 from mnemo.local.cli.output import run_admin
 from mnemo.local.cli.server import cmd_cleanup, cmd_serve
 from mnemo.local.cli.transfer import cmd_export, cmd_import
@@ -71,6 +73,17 @@ def _in_workspace() -> argparse.ArgumentParser:
         "-w", "--workspace", help="workspace id (default: $MNEMO_WORKSPACE, or the store's only workspace)"
     )
     return parent
+
+
+def cmd_import_any(args: argparse.Namespace, console: Any) -> int:
+    """``mnemo import``: Mnemo's own export, or another tool's store with --from."""
+    if args.source is not None:
+        return cmd_import_from(args, console)
+    if args.path is not None or args.map or args.dry_run:
+        from mnemo.local.cli.output import UsageError
+
+        raise UsageError("PATH, --map and --dry-run go with --from SOURCE (Mnemo's own export: --input FILE)")
+    return cmd_import(args, console)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,16 +234,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--project", help="slug or id (default: the workspace's default project)")
     p.add_argument("-o", "--output", help="a file instead of stdout")
+    p.add_argument(
+        "--format",
+        choices=["jsonl", "markdown"],
+        default="jsonl",
+        help="jsonl: lossless JSON lines for `mnemo import` (default); markdown: a folder DIR of notes, one a "
+        "memory, that `mnemo import --from markdown` and basic-memory read",
+    )
+    p.add_argument("dir", nargs="?", metavar="DIR", help="with --format markdown: the folder to write")
     p.add_argument("--include-expired", action="store_true", help="also memories past their expires_at")
     p.set_defaults(func=run_admin(cmd_export))
 
-    p = sub.add_parser("import", help="read memories exported by `mnemo export` into a project", parents=scoped)
+    p = sub.add_parser(
+        "import",
+        help="read memories exported by `mnemo export`, or kept by another tool (--from), into a project",
+        parents=scoped,
+    )
     p.description = (
         "Read JSON lines from stdin or --input into a project, keeping ids, versions and timestamps. "
-        "The whole input is checked before anything is written."
+        "The whole input is checked before anything is written. With --from SOURCE PATH, read another "
+        "tool's store instead: one memory per unit of the source, verbatim, under memory_add's rules "
+        "(limits, secret check, <private> stripping, deduplication: a second run adds nothing); a line, "
+        "note or row that cannot be read is reported by its position and skipped (docs/operations.md, "
+        "'Moving to Mnemo')."
     )
     p.add_argument("--project", help="slug or id (default: the workspace's default project)")
     p.add_argument("-i", "--input", help="a file instead of stdin")
+    p.add_argument("--from", dest="source", choices=list(SOURCES), help="the tool whose store PATH is")
+    p.add_argument("path", nargs="?", metavar="PATH", help="with --from: the store, file or folder to read")
+    p.add_argument(
+        "--map",
+        action="append",
+        metavar="FIELD=NAME",
+        help="jsonl and csv: the record's field (or column) of a memory field: content, kind, tags, path, "
+        "created_at, updated_at (each defaults to its own name); repeat or separate with commas",
+    )
+    p.add_argument("--dry-run", action="store_true", help="with --from: print what would be added, skipped, refused")
     p.add_argument(
         "--force-workspace",
         action="store_true",
@@ -242,5 +281,5 @@ def build_parser() -> argparse.ArgumentParser:
         default="fail",
         help="a memory id already in the project: fail before writing anything (default), or skip it",
     )
-    p.set_defaults(func=run_admin(cmd_import))
+    p.set_defaults(func=run_admin(cmd_import_any))
     return parser

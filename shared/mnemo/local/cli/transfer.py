@@ -23,6 +23,26 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     svc = service(args)
     project = project_of(svc, args)
     count = 0
+    if args.format == "markdown":
+        from pathlib import Path
+
+        from mnemo.local.cli import notes
+        from mnemo.local.cli.output import UsageError
+
+        folder = args.dir or args.output
+        if not folder:
+            raise UsageError("--format markdown writes a folder: give its DIR")
+        records = transfer.export_project(svc.ports, project, include_expired=args.include_expired)
+        count = notes.write(records, Path(folder))
+        console.note(f"Exported {count} memories of project {project.slug!r} ({project.id}) as notes in {folder}.")
+        if console.as_json:
+            summary = {"exported": count, "project": {"id": project.id, "slug": project.slug}}
+            console.err.write(json.dumps(summary) + "\n")
+        return EXIT_OK
+    if args.dir:
+        from mnemo.local.cli.output import UsageError
+
+        raise UsageError("DIR goes with --format markdown (JSON lines: --output FILE)")
     with _open_output(args.output) as out:
         for record in transfer.export_project(svc.ports, project, include_expired=args.include_expired):
             out.write(record.model_dump_json() + "\n")
