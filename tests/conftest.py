@@ -47,6 +47,7 @@ NODE_MODULES = frozenset(
     {
         "e2e/test_mcp_clients.py",
         "e2e/test_readme.py",
+        "e2e/test_import_peers.py",
         "e2e/test_mcp_conformance.py",
         "integration/test_mcp_oauth.py",
     }
