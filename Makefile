@@ -18,8 +18,8 @@ PIP    := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --d
 
 # the default embedder's data (scripts/embedder_data.py: from the wordllama wheel on PyPI, via pip)
 EMBEDDER_DATA := shared/mnemo/embedding/data/l2_supercat_256.i8
-# the local transformer's (MNEMO_EMBEDDER=minilm; its tests): all-MiniLM-L6-v2 from its wheel, sha256-pinned
-MINILM_DATA   := shared/mnemo/embedding/data/minilm_l6_v2.f16.safetensors
+# the local transformer's vocabulary (MNEMO_EMBEDDER=minilm; its ONNX graph is the `minilm` extra's wheel)
+MINILM_DATA   := shared/mnemo/embedding/data/minilm_l6_v2.vocab.txt
 ENV           := $(STAMP) $(EMBEDDER_DATA) $(MINILM_DATA)
 RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
 
@@ -38,14 +38,14 @@ $(BIN)/python:
 # the server's dependencies only (pyproject's `dependencies`)
 $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo "Installing the server's dependencies into $(VENV) (once; about 30 s)"
-	@$(PIP) install -c constraints.txt -e .
+	@$(PIP) install -c constraints.txt -e '.[minilm]'
 	@rm -f $(VENV)/.runtime-*
 	@touch $(RUNTIME_STAMP)
 
 # and the test tooling (the `dev` extra)
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo "Installing the server's dependencies and the test tooling into $(VENV) (once; about a minute)"
-	@$(PIP) install -c constraints.txt -e '.[dev]'
+	@$(PIP) install -c constraints.txt -e '.[dev,minilm]'
 	@rm -f $(VENV)/.installed-* $(VENV)/.runtime-*
 	@touch $(STAMP) $(RUNTIME_STAMP)
 

@@ -143,7 +143,7 @@ def build(target: Path, arch: str, packages: list[Path], requirements: list[str]
             *platform, *locked)  # fmt: skip
     shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts: nothing runs them in Lambda
     for package in packages:
-        # the local transformer's weights (minilm_*, 44 MB) stay out: it needs numpy, which the layer leaves out
+        # the local transformer's vocabulary (minilm_*) stays out: it needs onnxruntime, which the layer has not
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "minilm_*")
         shutil.copytree(package, target / package.name, ignore=ignore)
         if package.name == "mnemo":

