@@ -210,9 +210,12 @@ def test_mem0_refuses_json_of_another_shape(tmp_path: Path) -> None:
 def test_mcp_memory_service_database_skips_deleted_memories(tmp_path: Path) -> None:
     db = tmp_path / "sqlite_vec.db"
     with sqlite3.connect(db) as connection:
+        # the table as mcp-memory-service 12.4.0 creates it (storage/mixins/migrations.py); its store
+        # writes tags joined by commas (storage/mixins/store.py)
         connection.execute(
-            "CREATE TABLE memories (id INTEGER PRIMARY KEY, content_hash TEXT, content TEXT, tags TEXT,"
-            " memory_type TEXT, metadata TEXT, created_at REAL, updated_at REAL, deleted_at REAL)"
+            "CREATE TABLE IF NOT EXISTS memories (id INTEGER PRIMARY KEY AUTOINCREMENT, content_hash TEXT UNIQUE,"
+            " content TEXT NOT NULL, tags TEXT, memory_type TEXT, metadata TEXT, created_at REAL, updated_at REAL,"
+            " created_at_iso TEXT, updated_at_iso TEXT, deleted_at REAL DEFAULT NULL)"
         )
         connection.executemany(
             "INSERT INTO memories (content, tags, memory_type, created_at, updated_at, deleted_at)"

@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["jsonl", "markdown"],
         default="jsonl",
         help="jsonl: lossless JSON lines for `mnemo import` (default); markdown: a folder DIR of notes, one a "
-        "memory, that `mnemo import --from markdown` and basic-memory read",
+        "memory, that `mnemo import --from markdown` (or basic-memory) reads",
     )
     p.add_argument("dir", nargs="?", metavar="DIR", help="with --format markdown: the folder to write")
     p.add_argument("--include-expired", action="store_true", help="also memories past their expires_at")
