@@ -23,7 +23,19 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-__all__ = ["Reading", "Span", "Window", "read"]
+__all__ = ["Reading", "Span", "Window", "read", "zone"]
+
+
+def zone(name: str) -> tzinfo | None:
+    """The IANA time zone of that name (UTC without a look-up), None when there is none."""
+    if name == "UTC":
+        return UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
 
 
 @dataclass(frozen=True)

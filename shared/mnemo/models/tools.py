@@ -220,6 +220,10 @@ Query = Annotated[
 ]
 
 
+#: an IANA time zone name; the service refuses one it cannot find (docs/retrieval.md)
+Zone = Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class RetrievalArgs(Args):
     query: Query = ""
     path_filter: LikePattern = Field(
@@ -234,6 +238,9 @@ class RetrievalArgs(Args):
     # optional, never null in the schema (tools/list is read at every session start: bytes count)
     updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
     updated_before: Timestamp | SkipJsonSchema[None] = _updated_before()
+    # terse: tools/list is read at every session start; docs/retrieval.md says the rest
+    parse_time: bool = Field(default=True, description="Time words in query as a window.")
+    tz: Zone = Field(default="UTC", description="IANA zone for them.")
 
     _window = field_validator("updated_before")(_window_order)
 
@@ -355,11 +362,29 @@ class NoMatch(Model):
     missing_terms: list[str] = Field(default_factory=list, description="Query terms no memory contains.")
 
 
+class TimeWindow(Model):
+    """The time window read in the query (docs/retrieval.md, "Time in the question")."""
+
+    expressions: list[str] = Field(description="The words read as time, as the query wrote them; not search terms.")
+    updated_after: Timestamp | None = Field(description="The window's start (RFC 3339 UTC), null when open.")
+    updated_before: Timestamp | None = Field(description="The window's end, exclusive; null when open.")
+    tz: str = Field(description="The time zone the words were read in.")
+    applied: bool = Field(description="True when the answer is limited to the window.")
+    note: str = Field(
+        description="`window`: the answer is limited to it; `explicit_window`: updated_after/updated_before were "
+        "given and win; `window_empty`: no memory of the window matched, so the answer is the one without reading "
+        "time (the query as written, no window)."
+    )
+
+
 class RetrievalResult(Result):
     matched: bool
     results: list[RetrievalItem]
     no_match: NoMatch | None = Field(
         default=None, exclude_if=_is_none, description="Present when matched is false: why nothing matched."
+    )
+    time_window: TimeWindow | None = Field(
+        default=None, exclude_if=_is_none, description="Present when the query held time words (parse_time)."
     )
 
 
@@ -384,6 +409,9 @@ class RecallContextResult(Result):
     used_tokens: int = Field(description="Estimated tokens of the text block; never over max_tokens.")
     truncated: bool = Field(description="True when the token budget cut a memory or left ranked memories out.")
     no_match: NoMatch | None = Field(default=None, exclude_if=_is_none, description="Why nothing was recalled.")
+    time_window: TimeWindow | None = Field(
+        default=None, exclude_if=_is_none, description="Present when the query held time words (parse_time)."
+    )
 
 
 class ForgetArgs(Args):

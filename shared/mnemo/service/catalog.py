@@ -14,6 +14,7 @@ from mnemo.models import tools as m
 from mnemo.service import admin, memories, retrieval
 from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
 from mnemo.service.operations import Operation, Registry
+from mnemo.service.timewindow import timed
 
 _R = frozenset({READ, ADMIN})
 _W = frozenset({WRITE, ADMIN})
@@ -98,7 +99,7 @@ REGISTRY = Registry(
             ),
             args=m.SearchMemoryArgs,
             result=m.RetrievalResult,
-            run=retrieval.search_memory,
+            run=timed(retrieval.search_memory),
             rate_class="search",
             scopes=_R,
             read_only=True,
@@ -113,7 +114,7 @@ REGISTRY = Registry(
             ),
             args=m.RecallArgs,
             result=m.RetrievalResult,
-            run=retrieval.recall,
+            run=timed(retrieval.recall),
             rate_class="search",
             scopes=_R,
             read_only=True,
@@ -128,7 +129,7 @@ REGISTRY = Registry(
             ),
             args=m.RecallContextArgs,
             result=m.RecallContextResult,
-            run=retrieval.recall_context,
+            run=timed(retrieval.recall_context),
             rate_class="search",
             scopes=_R,
             read_only=True,
