@@ -13,6 +13,9 @@ from mnemo.gcra import RateDecision as RateDecision  # defined beside the algori
 from mnemo.models.records import ApiKey, MemoryRecord, Principal, Project, RateLimits, Workspace
 from mnemo.text import QueryTerm
 
+#: ``MemoryStore.neighbours``' most neighbours on each side of an anchor
+MAX_NEIGHBOURS = 2
+
 RateClass = Literal["search", "write"]
 
 
@@ -32,7 +35,8 @@ class MemoryFilter:
     have one of these. ``include_unteamed`` False hides memories without a team (a ``team_id``
     narrowing). ``kind_like`` / ``path_like`` are SQL LIKE patterns with ``\\`` escapes, matched
     case-insensitively. ``updated_after`` / ``updated_before`` keep memories updated in the half-open
-    window ``[updated_after, updated_before)``. Expired memories (``expires_at <= now``) are never
+    window ``[updated_after, updated_before)``. ``session`` keeps the memories saved in that
+    session. Expired memories (``expires_at <= now``) are never
     returned.
     """
 
@@ -45,6 +49,8 @@ class MemoryFilter:
     include_unteamed: bool = True
     updated_after: datetime | None = None
     updated_before: datetime | None = None
+    #: only memories saved in this session (``Memory.session``)
+    session: str | None = None
 
     def in_window(self, updated_at: datetime) -> bool:
         return (self.updated_after is None or updated_at >= self.updated_after) and (
@@ -192,6 +198,31 @@ class MemoryStore(Protocol):
 
     def mark_for_repair(self, record: MemoryRecord) -> None:
         """Remember that the index may not hold this version of the record."""
+        ...
+
+    def neighbours(
+        self,
+        scope: Scope,
+        anchors: Sequence[MemoryRecord],
+        flt: MemoryFilter,
+        *,
+        per_side: int = 1,
+        same_session: bool = True,
+    ) -> dict[str, list[MemoryRecord]]:
+        """For each anchor's id: the memories of the project saved just before and just after it,
+        at most ``per_side`` (1 or 2) each side, oldest first, the anchor itself left out. With
+        ``same_session`` and an anchor that has a session, only memories of that session; else the
+        project's memories adjacent in creation order. Creation order is id order (a ULID made at
+        ``created_at``; an import keeps both). Only memories passing ``flt`` count (recall passes
+        the caller's visibility: teams, expiry), and a memory that fails it (deleted, expired,
+        another team's) is skipped, not a gap: the next one further out takes its place. An anchor
+        of another project gets an empty list.
+
+        Cost: SQLite, two indexed range reads per anchor (index ``memories_session`` on (project,
+        session, id), or the (project, id) key), no scan; AWS, one ``_msearch`` request to the
+        search index for all anchors (two searches in it per anchor), which holds every record in
+        full — so a memory saved in the last moment (before the stream indexer has brought it to
+        the index, ≈ 1 s) is not yet anyone's neighbour."""
         ...
 
     def set_embedding(self, record: MemoryRecord) -> bool:

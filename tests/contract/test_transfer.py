@@ -20,7 +20,9 @@ def _fill(tenant):
     later = utc_now() + timedelta(days=30)
     tenant.call("memory_add", content="pricing decision: annual plans get 2 months free", kind="decision")
     tenant.call("memory_add", member, content="red team launch plan", team_id="red", tags=["launch", "q3"])
-    tenant.call("memory_add", content="数据库延迟很高，需要加缓存", path="infra/db", source="claude-code")
+    tenant.call(
+        "memory_add", content="数据库延迟很高，需要加缓存", path="infra/db", source="claude-code", session="s-1"
+    )
     edited = tenant.call("memory_add", content="draft one", kind="working", expires_at=later).memory
     time.sleep(0.002)
     tenant.call("memory_update", id=edited.id, content="draft two", tags=["edited"])

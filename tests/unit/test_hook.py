@@ -86,3 +86,25 @@ def test_the_hook_imports_nothing_but_the_standard_library():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 
     assert done.stdout.strip() == "[]"
+
+
+def test_the_hooks_session_rule_is_the_models():
+    from mnemo.models.common import MAX_SESSION, SESSION_CHARS
+
+    assert (hook.SESSION_CHARS, hook.SESSION_RE.pattern) == (SESSION_CHARS, f"[{SESSION_CHARS}]{{1,{MAX_SESSION}}}")
+
+
+@pytest.mark.parametrize(
+    ("session_id", "hint"),
+    [
+        ("7f3e2a10-4b1c-4d5e-9f00-aa11bb22cc33", ' (project "p", session "7f3e2a10-4b1c-4d5e-9f00-aa11bb22cc33")'),
+        ("", ' (project "p")'),
+        ("not a session", ' (project "p")'),
+        ("x" * 129, ' (project "p")'),
+    ],
+)
+def test_the_save_nudge_names_the_session_to_pass_when_it_is_a_valid_one(tmp_path, session_id, hint):
+    env = {"MNEMO_PROJECT": "p", "MNEMO_HOOK_STATE_DIR": str(tmp_path)}
+    event = {"session_id": session_id, "cwd": str(tmp_path)}
+
+    assert hook._project_hint(event, env) == hint

@@ -17,6 +17,7 @@ from mnemo.models.common import (
     Path,
     ProjectRefArg,
     ScopeName,
+    SessionId,
     Slug,
     Source,
     Tags,
@@ -272,6 +273,7 @@ class ExportedMemory(Model):
     tags: Tags = Field(default_factory=list)
     path: Path | None = None
     team_id: TeamId | None = None
+    session: SessionId | None = None
     source: Source
     expires_at: Timestamp | None = None
     version: Annotated[int, Field(ge=1)]

@@ -183,6 +183,19 @@ TeamId = Annotated[
         description="A team id: only keys of that team (and admin keys) see its memories.",
     ),
 ]
+#: the characters of a session id (shared with the hook, mnemo.local.cli.hook.SESSION_CHARS)
+SESSION_CHARS = "A-Za-z0-9_.:@/+=#-"
+#: the longest session id (a UUID is 36 characters; a host's conversation id fits with room to spare)
+MAX_SESSION = 128
+SessionId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_SESSION,
+        pattern=f"^[{SESSION_CHARS}]+$",
+        description="The host's session or conversation id: 1-128 of `A-Z a-z 0-9 _ . : @ / + = # -`.",
+    ),
+]
 Source = Annotated[str, Field(min_length=1, max_length=128, description="Who wrote it."), AfterValidator(_no_controls)]
 MemoryId = Annotated[
     str,

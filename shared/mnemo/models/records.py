@@ -22,6 +22,9 @@ class Memory(Model):
     tags: list[str] = Field(default_factory=list, description="Tags in the order given, without duplicates.")
     path: str | None = Field(default=None, description="Logical location, e.g. `acme/pricing/decisions`.")
     team_id: str | None = Field(default=None, description="Only keys of this team (and admin keys) see the memory.")
+    session: str | None = Field(
+        default=None, description="The session or conversation it was saved in (set at creation, never changed)."
+    )
     source: str = Field(description="Who wrote it: the `source` argument, else the writing key's label.")
     expires_at: Timestamp | None = Field(default=None, description="RFC 3339 UTC time after which it is gone.")
     version: int = Field(description="1 on creation, +1 on every change.")

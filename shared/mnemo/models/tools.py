@@ -21,12 +21,14 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from mnemo.like import MAX_LIKE_ANY_ONE_AFTER_RUN, MAX_LIKE_ANY_RUNS, MAX_LIKE_LENGTH, like_problem
 from mnemo.models.common import (
+    MAX_SESSION,
     Content,
     Kind,
     MemoryId,
     Model,
     Path,
     ProjectRefArg,
+    SessionId,
     Source,
     Tags,
     TeamId,
@@ -97,6 +99,9 @@ class MemoryAddArgs(Args):
     path: Path | None = Field(default=None, description="Logical location, e.g. `acme/pricing/decisions`.")
     team_id: TeamId | None = Field(default=None, description="Only this team (one of yours) will see it.")
     source: Source | None = Field(default=None, description="Who wrote it (default: your key's label).")
+    session: SessionId | SkipJsonSchema[None] = Field(
+        default=None, description="Your session or conversation id: recall links its memories."
+    )
     expires_at: Timestamp | None = Field(
         default=None, description="RFC 3339 time, in the future, after which the memory is gone."
     )
@@ -124,6 +129,10 @@ class MemoryIdArgs(Args):
     id: MemoryId
 
 
+#: a ``session`` filter: an exact match, so only its length is bounded here (the schema stays short)
+SessionFilter = Annotated[str, Field(min_length=1, max_length=MAX_SESSION)]
+
+
 def _updated_after() -> Any:
     return Field(default=None, description="Updated at or after (RFC 3339).")
 
@@ -149,6 +158,7 @@ class MemorySearchArgs(Args):
     kind: Kind | None = Field(default=None, description="Exact kind.")
     tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
     limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories.")
+    session: SessionFilter | SkipJsonSchema[None] = Field(default=None, description="Only this session's.")
     # optional, never null in the schema (tools/list is read at every session start: bytes count)
     updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
     updated_before: Timestamp | SkipJsonSchema[None] = _updated_before()
@@ -235,6 +245,7 @@ class RetrievalArgs(Args):
         default="%", description="As path_filter, over the kind; e.g. `decision`, `work%`."
     )
     prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
+    session: SessionFilter | SkipJsonSchema[None] = Field(default=None, description="Only this session's.")
     # optional, never null in the schema (tools/list is read at every session start: bytes count)
     updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
     updated_before: Timestamp | SkipJsonSchema[None] = _updated_before()

@@ -92,6 +92,7 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         tags=args.tags,
         path=args.path,
         team_id=args.team_id,
+        session=args.session,
         source=args.source or ctx.caller.label,
         expires_at=args.expires_at,
         version=1,
@@ -172,6 +173,7 @@ def memory_search(ctx: CallContext, args: MemorySearchArgs) -> MemoriesResult:
     flt = ctx.memory_filter(
         kind=args.kind,
         tags_all=tuple(args.tags or ()),
+        session=args.session,
         updated_after=args.updated_after,
         updated_before=args.updated_before,
     )

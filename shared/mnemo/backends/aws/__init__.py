@@ -72,6 +72,7 @@ class AwsBackend:
         self.index = index
         # a search also reads the store's recent changes, which the index may not show yet
         index.read_your_writes(self.store, window_s=recent_window_s, first_page=recent_page)
+        self.store.neighbour_source = index
         self.limiter = DynamoRateLimiter(dynamodb, tables.rate)
         self.tenants = DynamoTenantStore(dynamodb, tables.tenants, cache_s=tenant_cache_s)
         self.idempotency = PowertoolsIdempotencyStore(dynamodb, tables.idempotency)

@@ -29,6 +29,7 @@ searches:
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,11 +40,20 @@ from mnemo.backends.aws import fresh
 from mnemo.backends.aws.errors import index_errors
 from mnemo.backends.aws.fresh import ReadYourWrites, RecentChanges
 from mnemo.backends.aws.mapping import KNN_RETRY_S, LAYOUT_TTL_S, IndexSetup, Vectors, doc_id, document, tombstone
-from mnemo.backends.aws.query import knn_body, knn_hits, search_body, search_page, similar_body, similar_hits
+from mnemo.backends.aws.query import (
+    knn_body,
+    knn_hits,
+    neighbours_of,
+    neighbours_searches,
+    search_body,
+    search_page,
+    similar_body,
+    similar_hits,
+)
 from mnemo.backends.errors import translate_errors
 from mnemo.errors import IndexUnavailable
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery, VectorQuery
+from mnemo.ports import MAX_NEIGHBOURS, IndexHit, IndexQuery, MemoryFilter, Scope, VectorQuery
 
 
 @translate_errors(index_errors("search", upsert="write", remove="write", ensure="setup", prepare="setup"))
@@ -199,3 +209,34 @@ class OpenSearchIndex:
         except NotFoundError:
             return []  # no index yet: nothing was ever written
         return similar_hits(out)
+
+    def neighbours(
+        self,
+        scope: Scope,
+        anchors: Sequence[MemoryRecord],
+        flt: MemoryFilter,
+        *,
+        per_side: int = 1,
+        same_session: bool = True,
+    ) -> dict[str, list[MemoryRecord]]:
+        """``MemoryStore.neighbours`` (``DynamoMemoryStore`` asks here): one ``_msearch`` for every
+        anchor, two searches each, sorted by id."""
+        per_side = max(0, min(per_side, MAX_NEIGHBOURS))
+        out: dict[str, list[MemoryRecord]] = {a.id: [] for a in anchors}
+        asked = [
+            a for a in anchors if per_side and a.workspace_id == scope.workspace_id and a.project_id == scope.project_id
+        ]
+        if not asked:
+            return out
+        lines: list[dict[str, Any]] = []
+        for anchor in asked:
+            session = anchor.session if same_session else None
+            lines += neighbours_searches(scope, anchor, flt, session=session, per_side=per_side)
+        try:
+            answers = self.client.msearch(index=self.alias, body=lines)["responses"]
+        except NotFoundError:
+            return out  # no index yet: nothing was ever written
+        for n, anchor in enumerate(asked):
+            found = neighbours_of(answers[2 * n]) + neighbours_of(answers[2 * n + 1])
+            out[anchor.id] = sorted(found, key=lambda r: r.id)
+        return out

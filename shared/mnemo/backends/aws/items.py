@@ -71,6 +71,7 @@ _CONTENT_ATTRIBUTES = (
     "tags",
     "path",
     "team_id",
+    "session",
     "source",
     "expires_at",
     "created_at",
@@ -130,6 +131,7 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
             "tags": list(record.tags),
             "path": record.path,
             "team_id": record.team_id,
+            "session": record.session,
             "source": record.source,
             "expires_at": format_ts(record.expires_at) if record.expires_at else None,
             "ttl": ttl_seconds(record.expires_at),
@@ -247,6 +249,8 @@ def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:
         return False
     if any(tag not in record.tags for tag in flt.tags_all):
         return False
+    if flt.session is not None and record.session != flt.session:
+        return False
     for pattern, value in ((flt.kind_like, record.kind), (flt.path_like, record.path)):
         if not is_match_all(pattern) and not like_matches(pattern or "%", value):
             return False
@@ -263,6 +267,10 @@ def filter_expression(flt: MemoryFilter) -> tuple[str, dict[str, str], dict[str,
         names["#kf"] = "kind_fold"
         values[":kind"] = {"S": flt.kind.casefold()}
         clauses.append("#kf = :kind")
+    if flt.session is not None:
+        names["#ses"] = "session"
+        values[":ses"] = {"S": flt.session}
+        clauses.append("#ses = :ses")
     for i, tag in enumerate(flt.tags_all):
         names["#tags"] = "tags"
         values[f":tag{i}"] = {"S": tag}

@@ -44,8 +44,9 @@ from mnemo.models.records import MemoryRecord
 #: mapping's layout is ``LAYOUT``, and an index of an older layout is upgraded in place
 INDEX_VERSION = "v1"
 #: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them; 3 adds
-#: the vectors (``embedding_model`` and ``embedding_<dim>``)
-LAYOUT = 3
+#: the vectors (``embedding_model`` and ``embedding_<dim>``); 4 adds ``session`` (no document of an
+#: older layout has one, so none needs re-indexing for it)
+LAYOUT = 4
 #: the dimension of the default embedder (mnemo.embedding.static), mapped up front; another
 #: embedder's dimension gets its own field on first write (``IndexSetup.ensure_vector_field``)
 DEFAULT_DIM = 256
@@ -114,6 +115,7 @@ MAPPINGS: dict[str, Any] = {
         "path_fold": {"type": "keyword"},
         "tags": {"type": "keyword"},
         "team_id": {"type": "keyword"},
+        "session": {"type": "keyword"},
         "expires_at": {"type": "date", "format": "strict_date_optional_time"},
         "updated_at": {"type": "date", "format": "strict_date_optional_time"},
         "working": {"type": "byte"},
@@ -182,6 +184,8 @@ def document(record: MemoryRecord) -> dict[str, Any]:
     }
     if record.team_id is not None:
         doc["team_id"] = record.team_id
+    if record.session is not None:
+        doc["session"] = record.session
     if record.expires_at is not None:
         doc["expires_at"] = format_ts(record.expires_at)
     if record.embedding is not None:

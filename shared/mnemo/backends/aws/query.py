@@ -16,7 +16,7 @@ from mnemo.backends.aws.mapping import KNN_K, vector_field
 from mnemo.like import ANY_ONE, ANY_RUN, is_match_all, like_tokens
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm, VectorQuery
+from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope, VectorQuery
 
 #: field weights, as the SQLite backend's
 FIELD_BOOSTS = {"content": 1.0, "tags": 0.6, "path": 0.4}
@@ -69,6 +69,8 @@ def filter_clauses(query: IndexQuery | VectorQuery) -> list[dict[str, Any]]:
         if pattern is not None and not is_match_all(pattern):
             clauses.append({"wildcard": {field: {"value": like_to_wildcard(pattern.casefold())}}})
     clauses.extend({"term": {"tags": tag}} for tag in flt.tags_all)
+    if flt.session is not None:
+        clauses.append({"term": {"session": flt.session}})
     if flt.visible_teams is not None or not flt.include_unteamed:
         team: list[dict[str, Any]] = []
         if flt.include_unteamed:
@@ -240,3 +242,27 @@ def knn_hits(out: dict[str, Any]) -> list[IndexHit]:
         IndexHit(MemoryRecord.model_validate(hit["_source"]["record"]), 2.0 * float(hit.get("_score") or 0.5) - 1.0)
         for hit in out["hits"]["hits"]
     ]
+
+
+def neighbours_searches(
+    scope: Scope, anchor: MemoryRecord, flt: MemoryFilter, *, session: str | None, per_side: int
+) -> list[dict[str, Any]]:
+    """The ``_msearch`` lines (header, body, header, body) of one anchor's neighbours: the
+    ``per_side`` memories before it and after it in id (creation) order, of its session when
+    ``session``, passing ``flt``, tombstones left out."""
+    clauses = filter_clauses(IndexQuery(scope, (), "all", flt, per_side))
+    if session is not None:
+        clauses.append({"term": {"session": session}})
+    lines: list[dict[str, Any]] = []
+    for op, order in (("lt", "desc"), ("gt", "asc")):
+        boolean = {"filter": [*clauses, {"range": {"id": {op: anchor.id}}}], "must_not": [{"term": {"deleted": True}}]}
+        lines.append({"routing": scope.project_id})
+        lines.append({"size": per_side, "query": {"bool": boolean}, "sort": [{"id": order}], "_source": ["record"]})
+    return lines
+
+
+def neighbours_of(out: dict[str, Any]) -> list[MemoryRecord]:
+    """The records of one ``_msearch`` response item."""
+    if "error" in out:
+        raise RuntimeError(f"a neighbours search failed: {out['error']}")
+    return [MemoryRecord.model_validate(hit["_source"]["record"]) for hit in out["hits"]["hits"]]

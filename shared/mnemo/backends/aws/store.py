@@ -27,10 +27,10 @@ stream indexer calls, is the store's.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
@@ -86,6 +86,18 @@ class _ClaimRace(Exception):
 
 
 @translate_errors(outage)
+class NeighbourSource(Protocol):
+    def neighbours(
+        self,
+        scope: Scope,
+        anchors: Sequence[MemoryRecord],
+        flt: MemoryFilter,
+        *,
+        per_side: int = 1,
+        same_session: bool = True,
+    ) -> dict[str, list[MemoryRecord]]: ...
+
+
 class DynamoMemoryStore:
     def __init__(self, client: Any, table: str, *, log_bucket_s: int = LOG_BUCKET_S) -> None:
         self.client = client
@@ -93,9 +105,26 @@ class DynamoMemoryStore:
         #: the change log's partition length (``items.LOG_BUCKET_S``; tests shorten it to cross
         #: partitions in seconds)
         self.log_bucket_s = log_bucket_s
+        #: what answers ``neighbours`` (``AwsBackend`` wires its search index: the table has no
+        #: order by session or creation time, the index holds every record in full)
+        self.neighbour_source: NeighbourSource | None = None
 
     def unit_of_work(self) -> AbstractContextManager[None]:
         return nullcontext()  # the conditional write is the commit point
+
+    def neighbours(
+        self,
+        scope: Scope,
+        anchors: Sequence[MemoryRecord],
+        flt: MemoryFilter,
+        *,
+        per_side: int = 1,
+        same_session: bool = True,
+    ) -> dict[str, list[MemoryRecord]]:
+        """Asked of the search index (one ``_msearch`` for all anchors: ``OpenSearchIndex.neighbours``)."""
+        if self.neighbour_source is None:
+            raise RuntimeError("no neighbour source is wired (AwsBackend wires its search index)")
+        return self.neighbour_source.neighbours(scope, anchors, flt, per_side=per_side, same_session=same_session)
 
     def _claim_key(self, record: MemoryRecord, claim: str) -> dict[str, Any]:
         return {"pk": {"S": memory_pk(record.workspace_id, record.project_id)}, "sk": {"S": f"CLAIM#{claim}"}}

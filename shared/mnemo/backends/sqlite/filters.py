@@ -1,5 +1,6 @@
 """``MemoryFilter`` as SQL over the ``memories`` table (alias ``m``): expiry, kind, LIKE patterns,
-the updated-at window, tags and team visibility. Shared by listings (``store.py``) and searches (``index.py``)."""
+the updated-at window, session, tags and team visibility.
+Shared by listings (``store.py``) and searches (``index.py``)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if flt.updated_before is not None:
         clauses.append(f"{alias}.updated_at < ?")
         params.append(format_ts(flt.updated_before))
+    if flt.session is not None:
+        clauses.append(f"{alias}.session = ?")
+        params.append(flt.session)
     for tag in flt.tags_all:
         clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
         params.append(tag)

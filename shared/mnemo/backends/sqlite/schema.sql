@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS memories (
     kind_fold    TEXT NOT NULL,                 -- '' when the memory has no kind
     path_fold    TEXT NOT NULL,                 -- '' when the memory has no path
     team_id      TEXT,
+    session      TEXT,                          -- Memory.session (NULL: none)
     tags         TEXT NOT NULL,                 -- JSON array
     expires_at   TEXT,                          -- RFC 3339 UTC, ms: compares as text
     updated_at   TEXT NOT NULL,
@@ -45,6 +46,7 @@ CREATE TABLE IF NOT EXISTS memories (
     vec_stamp    INTEGER,                       -- vector_stamps.stamp when it was written
     UNIQUE (project_id, id)
 );
+-- (memories_session, on (project_id, session, id), is made by SqliteMemoryStore.migrate too)
 -- (memories_dedup, the unique index of claims, is made by SqliteMemoryStore.migrate: a database
 -- written before the column existed gets the column first)
 CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at DESC);

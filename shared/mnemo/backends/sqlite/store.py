@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -27,7 +28,7 @@ from mnemo.backends.sqlite.filters import filter_sql
 from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
+from mnemo.ports import MAX_NEIGHBOURS, Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
 
 @translate_errors(outage)
@@ -44,9 +45,9 @@ class SqliteMemoryStore:
             claim = self._free_claim(conn, record, dedupe=dedupe)
             try:
                 conn.execute(
-                    "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, tags,"
+                    "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, session, tags,"
                     " expires_at, updated_at, version, body, dedup, vec, vec_model, vec_stamp)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (*_row_values(record), claim, *_vector_values(conn, record, removed=False)),
                 )
             except sqlite3.IntegrityError:
@@ -103,7 +104,7 @@ class SqliteMemoryStore:
             )
             cur = conn.execute(
                 "UPDATE memories SET id=?, workspace_id=?, project_id=?, kind_fold=?, path_fold=?, team_id=?,"
-                " tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0, dedup=?,"
+                " session=?, tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0, dedup=?,"
                 " vec=?, vec_model=?, vec_stamp=?"
                 " WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
                 (*values, claim, *_vector_values(conn, record, removed=removed),
@@ -172,6 +173,37 @@ class SqliteMemoryStore:
         records = [record_of(r) for r in rows[:limit]]
         return Page(records, records[-1].id if more else None)
 
+    def neighbours(
+        self,
+        scope: Scope,
+        anchors: Sequence[MemoryRecord],
+        flt: MemoryFilter,
+        *,
+        per_side: int = 1,
+        same_session: bool = True,
+    ) -> dict[str, list[MemoryRecord]]:
+        per_side = max(0, min(per_side, MAX_NEIGHBOURS))
+        where, params = filter_sql(flt)
+        conn = self.db.conn()
+        out: dict[str, list[MemoryRecord]] = {}
+        for anchor in anchors:
+            if anchor.workspace_id != scope.workspace_id or anchor.project_id != scope.project_id or not per_side:
+                out[anchor.id] = []
+                continue
+            session = anchor.session if same_session else None
+            near = "m.session = ? AND " if session is not None else ""
+            found: list[MemoryRecord] = []
+            for op, order in (("<", "DESC"), (">", "ASC")):
+                rows = conn.execute(
+                    f"SELECT {VECTOR_COLUMNS} FROM memories m WHERE m.project_id = ? AND {near}m.id {op} ?"
+                    f" AND m.workspace_id = ? AND {where} ORDER BY m.id {order} LIMIT ?",
+                    (scope.project_id, *([session] if session is not None else []), anchor.id,
+                     scope.workspace_id, *params, per_side),
+                ).fetchall()  # fmt: skip
+                found += [record_of(r) for r in rows]
+            out[anchor.id] = sorted(found, key=lambda r: r.id)
+        return out
+
     def migrate(self) -> None:
         """Give a database written before claims existed the ``dedup`` column, its records their
         claims (the oldest live record of each fingerprint), and the unique index."""
@@ -181,6 +213,11 @@ class SqliteMemoryStore:
             with self.db.write() as conn:
                 for column in ("vec BLOB", "vec_model TEXT", "vec_stamp INTEGER"):
                     conn.execute(f"ALTER TABLE memories ADD COLUMN {column}")
+        if "session" not in columns:  # written before sessions: no memory has one
+            with self.db.write() as conn:
+                conn.execute("ALTER TABLE memories ADD COLUMN session TEXT")
+        # neighbours(): a session's memories (and, session NULL included, a project's) in id order
+        conn.execute("CREATE INDEX IF NOT EXISTS memories_session ON memories (project_id, session, id)")
         if "dedup" not in columns:
             with self.db.write() as conn:
                 conn.execute("ALTER TABLE memories ADD COLUMN dedup TEXT")
@@ -241,6 +278,7 @@ def _row_values(record: MemoryRecord) -> tuple[Any, ...]:
         (record.kind or "").casefold(),
         (record.path or "").casefold(),
         record.team_id,
+        record.session,
         json.dumps(record.tags, ensure_ascii=False),
         format_ts(record.expires_at) if record.expires_at else None,
         format_ts(record.updated_at),

@@ -57,6 +57,11 @@ MIN_PROMPT_CHARS = 12
 MAX_QUERY_CHARS = 2000
 STATE_DAYS = 7
 
+#: a memory's ``session`` (mnemo.models.common.SessionId, which this module does not import: the
+#: hook stays on the standard library); tests/unit check the two agree
+SESSION_CHARS = "A-Za-z0-9_.:@/+=#-"
+SESSION_RE = re.compile(f"[{SESSION_CHARS}]{{1,128}}")
+
 SAVE_NUDGE = (
     "Before this session's details are gone: save each decision (with its reason), fact or insight "
     "it established that a later session would need, one memory each, with the Mnemo tool memory_add "
@@ -294,9 +299,15 @@ def session_start(event: dict[str, Any], env: dict[str, str], client: Client) ->
         result = {"references": [], "context": ""}
     refs = result.get("references") or []
     head = f'Mnemo memory, project "{slug}" (named after {origin})'
+    session = session_of(event)
     more = (
         f'Pass project "{slug}" to every Mnemo tool. Find more with search_memory (exact words, filters) '
-        "or recall (meaning); save decisions, facts and insights with memory_add after searching."
+        "or recall (meaning); save decisions, facts and insights with memory_add after searching"
+        + (
+            f', passing session "{session}" (this session\'s id: memories of one session lend each other context).'
+            if session is not None
+            else "."
+        )
     )
     lines = []
     if created:
@@ -313,7 +324,7 @@ def session_start(event: dict[str, Any], env: dict[str, str], client: Client) ->
         lines.append(str(result.get("context") or "").strip())
     lines.append(more)
     if event.get("source") == "compact" and env_flag_done(env, event, "PreCompact"):
-        lines.append(SAVE_NUDGE.format(project=f' (project "{slug}")'))
+        lines.append(SAVE_NUDGE.format(project=_hints(slug, event)))
     return _context("SessionStart", "\n\n".join(line for line in lines if line))
 
 
@@ -372,12 +383,28 @@ def _tokens(text: str) -> int:
     return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 
+def session_of(event: dict[str, Any]) -> str | None:
+    """The host's session id, as a memory's ``session`` (docs/agents.md, "Sessions"): None when the
+    event has none or it is not a valid session (1-128 of ``A-Z a-z 0-9 _ . : @ / + = # -``)."""
+    session = str(event.get("session_id") or "")
+    return session if SESSION_RE.fullmatch(session) else None
+
+
+def _hints(slug: str | None, event: dict[str, Any]) -> str:
+    """`` (project "x", session "y")`` for the save nudge: what memory_add should be passed."""
+    bits = [f'project "{slug}"'] if slug else []
+    session = session_of(event)
+    if session is not None:
+        bits.append(f'session "{session}"')
+    return f" ({', '.join(bits)})" if bits else ""
+
+
 def _project_hint(event: dict[str, Any], env: dict[str, str]) -> str:
     try:
-        slug, _ = resolve_project(Path(str(event.get("cwd") or os.getcwd())), env)
+        slug: str | None = resolve_project(Path(str(event.get("cwd") or os.getcwd())), env)[0]
     except HookFailed:
-        return ""
-    return f' (project "{slug}")'
+        slug = None
+    return _hints(slug, event)
 
 
 def pre_compact(event: dict[str, Any], env: dict[str, str]) -> dict[str, Any] | None:

@@ -39,7 +39,7 @@ def _nothing_matched(names: list[str]) -> NoMatch:
 
 
 #: the arguments that narrow a search, in the order a reason names them
-NARROWING = ("path_filter", "memory_type", "team_id", "updated_after", "updated_before")
+NARROWING = ("path_filter", "memory_type", "team_id", "session", "updated_after", "updated_before")
 
 
 def _narrowing(args: RetrievalArgs, team_id: str | None) -> list[str]:
@@ -50,6 +50,8 @@ def _narrowing(args: RetrievalArgs, team_id: str | None) -> list[str]:
         names.append("memory_type")
     if team_id is not None:
         names.append("team_id")
+    if args.session is not None:
+        names.append("session")
     if args.updated_after is not None:
         names.append("updated_after")
     if args.updated_before is not None:
@@ -65,6 +67,8 @@ def _excluded_by(record: MemoryRecord, args: RetrievalArgs, team_id: str | None)
         names.append("memory_type")
     if team_id is not None and record.team_id != team_id:
         names.append("team_id")
+    if args.session is not None and record.session != args.session:
+        names.append("session")
     if args.updated_after is not None and record.updated_at < args.updated_after:
         names.append("updated_after")
     if args.updated_before is not None and record.updated_at >= args.updated_before:

@@ -82,6 +82,7 @@ def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -
         path_like=args.path_filter,
         updated_after=args.updated_after,
         updated_before=args.updated_before,
+        session=args.session,
     )
 
 
