@@ -179,6 +179,7 @@ def test_import_refuses_another_workspaces_records_unless_forced(store, tmp_path
         "tags": [],
         "path": None,
         "team_id": None,
+        "session": None,
         "source": "cli",
         "expires_at": None,
         "version": 4,

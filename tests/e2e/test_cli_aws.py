@@ -44,13 +44,17 @@ def test_import_export_round_trip_on_the_aws_backend(aws_stack, tmp_path):
             "tags": ["t"],
             "path": None,
             "team_id": team,
+            "session": session,
             "source": "cli",
             "expires_at": None,
             "version": version,
             "created_at": "2026-01-02T03:04:05.678Z",
             "updated_at": "2026-02-03T04:05:06.789Z",
         }
-        for suffix, content, team, version in [("V", "数据库延迟很高", None, 3), ("W", "red plan", "red", 1)]
+        for suffix, content, team, session, version in [
+            ("V", "数据库延迟很高", None, "claude:3f2a", 3),
+            ("W", "red plan", "red", None, 1),
+        ]
     ]
     source = "".join(json.dumps(line) + "\n" for line in lines)
 

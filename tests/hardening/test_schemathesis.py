@@ -16,6 +16,7 @@ from mnemo.api.openapi import build_openapi
 from mnemo.like import like_problem
 from mnemo.models.common import MAX_CONTENT_BYTES, to_timestamp
 from mnemo.service.keys import key_id_for
+from mnemo.timewords import zone
 from schemathesis import CheckContext, Response
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
@@ -83,7 +84,8 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
     beyond its bounds (``mnemo.like.like_problem``: a lone trailing escape, too many wildcards), and
     a time window whose ``updated_before`` is not later than its ``updated_after`` (or either outside
     the bounded range), and ``search_memory`` with a blank query and no time window (a strict
-    lookup of nothing), and a principal's ``issuer`` that is not one of the deployment's (its
+    lookup of nothing), a ``tz`` that is not a zone of the zone database, and a principal's
+    ``issuer`` that is not one of the deployment's (its
     configuration: this server has none) — a 400 naming that field."""
     body = case.body if isinstance(case.body, dict) else {}
     if response.status_code == 413:
@@ -111,6 +113,7 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
             "query",
             "issuer",
             "value",
+            "tz",
         }
         and all(_breaks_a_rule(field, body.get(field), body) for field in fields)
     )
@@ -119,6 +122,8 @@ def rejected_by_a_rule_json_schema_cannot_state(case: schemathesis.Case, respons
 def _breaks_a_rule(field: str, value: object, body: dict) -> bool:
     if field == "issuer":  # the deployment's issuers are configuration (this server has no OAuth)
         return True
+    if field == "tz":  # an IANA name is whatever the zone database holds, not a pattern
+        return not isinstance(value, str) or zone(value) is None  # the service's own look-up
     if field == "query":  # search_memory: blank only with a time window
         blank = value is None or (isinstance(value, str) and not value.strip())
         return blank and body.get("updated_after") is None and body.get("updated_before") is None
