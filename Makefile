@@ -145,8 +145,8 @@ lint-template: $(STAMP)
 	$(BIN)/cfn-lint template.yaml
 
 ## check: the fast loop before a commit (about 3 minutes): lint, types, and the unit and contract
-## suites on SQLite without the tests marked slow, aws, browser or node (tests/conftest.py marks
-## them), the property suites among them with the `dev` fuzz budgets. Select more by marker, e.g.
+## suites on SQLite without the tests marked slow, aws, browser or node (each test module
+## declares its markers), the property suites among them with the `dev` fuzz budgets. Select more by marker, e.g.
 ## `.venv/bin/python -m pytest tests/e2e -m "not aws"`.
 check: $(ENV)
 	$(BIN)/ruff check .

@@ -37,50 +37,16 @@ fuzz.load()
 #: the key that every file in events/ carries
 EVENTS_KEY = "test-events-key-0123456789"
 
-# -- markers by what a test needs (pyproject.toml registers them; `make check` leaves these out) --
+# -- markers: each test module declares its own (`pytestmark`); this file only checks and adds ``slow``
+# -- to the property searches whose budget makes them slow (pyproject.toml registers the markers)
 
 TESTS = Path(__file__).resolve().parent
-#: suites that start real servers, build artifacts or run long property searches
+#: suites that start real servers, build artifacts or run long property searches: every module in them
+#: declares ``pytest.mark.slow`` (the check below fails the collection of one that does not)
 SLOW_SUITES = frozenset({"e2e", "hardening", "built", "package", "integration"})
-#: modules that drive the pinned Node.js clients of tests/clients (`make clients`)
-NODE_MODULES = frozenset(
-    {
-        "e2e/test_mcp_clients.py",
-        "e2e/test_readme.py",
-        "e2e/test_import_peers.py",
-        "e2e/test_mcp_conformance.py",
-        "integration/test_mcp_oauth.py",
-    }
-)
-#: unit and contract modules that take tens of seconds: worker processes, long computations
-SLOW_MODULES = frozenset(
-    {
-        "unit/test_worker_pool.py",
-        "unit/test_worker_instance.py",
-        "unit/test_bench_quality_set.py",
-        "unit/test_moto_transactions.py",
-        "unit/test_suites_parts.py",
-    }
-)
-#: unit and contract property searches: slow with the ``ci`` and ``deep`` budgets, seconds with
-#: ``dev``'s (``make check``), which therefore runs them
-FUZZ_MODULES = frozenset(
-    {
-        "contract/test_state_machine.py",
-        "contract/test_isolation_property.py",
-        "contract/test_hostile_arguments.py",
-        "unit/test_like_patterns.py",
-        "unit/test_matching_words.py",
-    }
-)
-#: single slow tests in otherwise quick modules (property searches over random corpora)
-SLOW_TESTS = frozenset(
-    {"unit/test_sqlite_search.py::test_random_corpora_and_queries_agree_with_scoring_every_document"}
-)
-
-
-#: the fixtures that start a JVM (the OpenSearch node, Keycloak) or stand on one
-ENGINE_FIXTURES = frozenset({"opensearch_node", "opensearch_url", "aws_stack", "keycloak_node"})
+#: the fixtures that start a JVM (the OpenSearch node, Keycloak) or stand on one, and tests/built's
+#: artifacts (its tests share one ``sam build`` per architecture, which two sessions would each make)
+ENGINE_FIXTURES = frozenset({"opensearch_node", "opensearch_url", "aws_stack", "keycloak_node", "builds"})
 #: ``--part``: the session's share of the suites (scripts/suites.py runs the two side by side)
 PARTS = ("engines", "rest")
 
@@ -96,20 +62,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def needs_an_engine(item: pytest.Item) -> bool:
-    """True for a test that needs the OpenSearch node or Keycloak (its part under ``--part``), and for
-    all of tests/built: its tests share one ``sam build`` per architecture, which two sessions would
-    each make."""
+    """True for a test that needs the OpenSearch node or Keycloak (its part under ``--part``), or
+    tests/built's artifacts."""
     if item.get_closest_marker("aws") or item.get_closest_marker("keycloak"):
         return True
-    with contextlib.suppress(ValueError):
-        if item.path.relative_to(TESTS).parts[0] == "built":
-            return True
     return not ENGINE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
 
 
+def undeclared_slow(items: list[pytest.Item]) -> list[str]:
+    """The modules of a slow suite whose ``pytestmark`` lacks ``pytest.mark.slow``."""
+    missing = set()
+    for item in items:
+        module = item.getparent(pytest.Module)
+        try:
+            where = item.path.relative_to(TESTS)
+        except ValueError:
+            continue
+        if where.parts[0] in SLOW_SUITES and module is not None and not module.get_closest_marker("slow"):
+            missing.add(f"tests/{where.as_posix()}")
+    return sorted(missing)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``slow`` and ``node`` by where a test lives, so ``-m "not slow"`` selects the fast loop;
-    ``aws`` and ``browser`` are set by the suites themselves. ``--part`` keeps one part."""
+    """Check the modules' markers, mark ``fuzz`` tests ``slow`` unless the budgets are ``dev``'s
+    (``make check`` runs them then), and keep one part under ``--part``."""
+    if missing := undeclared_slow(items):
+        raise pytest.UsageError(
+            "every test module under tests/{" + ",".join(sorted(SLOW_SUITES)) + "} declares the slow marker "
+            "(`make check` leaves these suites out by it); add `pytestmark = [pytest.mark.slow]` (beside its "
+            "other markers: aws, keycloak, node, browser) to: " + ", ".join(missing)
+        )
+    if fuzz.profile() != "dev":
+        for item in items:
+            if item.get_closest_marker("fuzz"):
+                item.add_marker(pytest.mark.slow)
     part = config.getoption("part")
     if part is not None:
         kept, dropped = [], []
@@ -118,17 +104,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    for item in items:
-        try:
-            where = item.path.relative_to(TESTS).as_posix()
-        except ValueError:
-            continue
-        name = f"{where}::{getattr(item, 'originalname', item.name)}"
-        fuzz_is_slow = where in FUZZ_MODULES and fuzz.profile() != "dev"
-        if where.split("/", 1)[0] in SLOW_SUITES or where in SLOW_MODULES or fuzz_is_slow or name in SLOW_TESTS:
-            item.add_marker(pytest.mark.slow)
-        if where in NODE_MODULES:
-            item.add_marker(pytest.mark.node)
 
 
 @pytest.fixture

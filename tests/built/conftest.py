@@ -64,8 +64,6 @@ FORBIDDEN = Refusal(
     },
 )
 
-pytestmark = pytest.mark.aws
-
 
 def sam_executable() -> str:
     found = find_sam()

@@ -12,6 +12,8 @@ import pytest
 
 from tests.built.conftest import ROOT, Builds
 
+pytestmark = [pytest.mark.slow]
+
 #: the budget for the layer, unzipped (Lambda's limit is 250 MB for a function and its layers): 57 MB
 #: measured, 16 MB of it cryptography, which PyJWT needs to check an issuer's RS256/ES256 signature
 #: (docs/auth.md) and which loads only when OAuth is configured

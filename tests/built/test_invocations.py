@@ -12,6 +12,8 @@ import pytest
 from tests.built.conftest import FLOOR_SDK, BuiltStack, Run
 from tests.support import events as samples
 
+pytestmark = [pytest.mark.slow]
+
 #: the run of built_runs that replays each function's samples
 SAMPLE_RUN = {
     "WriteFunction": "write",

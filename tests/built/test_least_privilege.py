@@ -30,6 +30,8 @@ from tests.support.iam import (
 )
 from tests.support.iam import function_statements as statements_of
 
+pytestmark = [pytest.mark.slow]
+
 FUNCTIONS = ["WriteFunction", "ReadFunction", "McpFunction", "AdminFunction", "IndexerFunction", "CleanupFunction"]
 
 #: (function or managed policy, statement Sid, action) granted but not reached by the story, and why

@@ -15,7 +15,7 @@ import pytest
 from tests.built.conftest import EVENTS_KEY, BuiltStack, Run, _mcp_call, _route
 from tests.support.keycloak import GATEWAY_SECRET, KeycloakNode
 
-pytestmark = [pytest.mark.aws, pytest.mark.keycloak, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.aws, pytest.mark.keycloak, pytest.mark.timeout(1500)]
 
 CONTENT = "The built MCP function took a gateway's Keycloak token."
 

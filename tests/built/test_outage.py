@@ -9,7 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.built.conftest import OUTAGE_CONTENT, BuiltStack, Run
+
+pytestmark = [pytest.mark.slow]
 
 
 def log_records(run: Run) -> list[Any]:

@@ -21,6 +21,8 @@ from tests.built.conftest import (
 )
 from tests.support import events as samples
 
+pytestmark = [pytest.mark.slow]
+
 
 def contents_of_the_samples() -> list[str]:
     """Every memory content the sample events write."""

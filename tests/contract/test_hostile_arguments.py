@@ -20,6 +20,8 @@ from tests.contract.conftest import Tenant
 from tests.hardening.spec import ODD_QUERIES
 from tests.support.fuzz import examples
 
+pytestmark = [pytest.mark.fuzz]
+
 SEEDS = [
     ("alpha beta gamma", "insight", ["seed"], "acme/pricing"),
     ("100% sure_thing: a\\b path* (draft) -not ^boost", "decision", ["100%", "a_b"], "acme/100%"),

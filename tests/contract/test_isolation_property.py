@@ -37,6 +37,8 @@ from tests.contract.conftest import new_tenant
 from tests.contract.tool_args import arguments_for, dumped
 from tests.support.fuzz import examples
 
+pytestmark = [pytest.mark.fuzz]
+
 MARKER = "zebrasecret"  # a word in every B memory, used by A's queries
 SHARED_KEY = "shared-idempotency-key"
 

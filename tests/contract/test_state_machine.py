@@ -35,6 +35,8 @@ from mnemo.service.pipeline import Service
 from tests.contract.conftest import Tenant, new_tenant
 from tests.support.fuzz import examples
 
+pytestmark = [pytest.mark.fuzz]
+
 #: words the generated memories are made of, so term searches hit something: Latin (with a
 #: case-fold that changes length), CJK with no spaces, and words that share a prefix
 WORDS = ["alpha", "Alphabet", "beta", "Straße", "STRASSE", "数据库", "延迟", "会議", "배포", "pricing", "price"]

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.test_local_server import call
 from tests.support.http import Headers, request
 from tests.support.server import RunningServer
+
+pytestmark = [pytest.mark.slow]
 
 
 def admin_call(

@@ -21,7 +21,7 @@ from tests.support.doc_runner import blocks
 from tests.support.http import request, split
 from tests.support.server import RunningServer, start_server, stop_server
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "agents.md").read_text()

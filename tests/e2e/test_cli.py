@@ -15,6 +15,8 @@ from mnemo.backends.sqlite import SqliteBackend
 from mnemo.embedding import default_embedder
 from mnemo.service.pipeline import Service
 
+pytestmark = [pytest.mark.slow]
+
 
 @dataclass
 class Run:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.e2e.test_cli import mnemo
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 
 def test_import_export_round_trip_on_the_aws_backend(aws_stack, tmp_path):

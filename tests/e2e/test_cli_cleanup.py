@@ -8,12 +8,15 @@ import subprocess
 import sys
 from datetime import timedelta
 
+import pytest
 from mnemo.backends.sqlite import SqliteBackend
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope
 from mnemo.service import tenancy
 
 from tests.support.records import memory_record
+
+pytestmark = [pytest.mark.slow]
 
 
 def test_mnemo_cleanup_removes_expired_memories_and_prints_a_summary(tmp_path):

@@ -22,7 +22,7 @@ from tests.support import browser as chromium
 from tests.support.http import NO_KEY, request
 from tests.support.server import RunningServer, start_server, stop_server
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 

@@ -9,9 +9,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.support.http import NO_KEY, send
 from tests.support.server import start_server, stop_server
 from tests.support.wheel import BuiltWheel
+
+pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSOLE = ROOT / "shared" / "mnemo" / "api" / "console"

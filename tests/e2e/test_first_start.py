@@ -23,6 +23,8 @@ from tests.support.http import NO_KEY, Server, healthy, request
 from tests.support.processes import default_sigint, stop
 from tests.support.server import free_port
 
+pytestmark = [pytest.mark.slow]
+
 BANNER = "Mnemo listening on http://127.0.0.1:"
 #: the AWS backend pointed at a port where nothing listens
 NO_DYNAMODB = {

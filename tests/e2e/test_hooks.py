@@ -22,7 +22,7 @@ import pytest
 from tests.e2e.test_local_server import call
 from tests.support.server import RunningServer, free_port, start_server, stop_server
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS = json.loads((ROOT / "plugins" / "mnemo" / "hooks" / "hooks.json").read_text())["hooks"]

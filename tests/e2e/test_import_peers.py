@@ -22,7 +22,7 @@ from mnemo.embedding import default_embedder
 from mnemo.service import tenancy
 from mnemo.service.pipeline import Service
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "clients"

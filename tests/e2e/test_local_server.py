@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.http import Headers, request, send
 from tests.support.server import RunningServer, start_server, stop_server
+
+pytestmark = [pytest.mark.slow]
 
 
 def call(

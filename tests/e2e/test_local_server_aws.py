@@ -21,7 +21,7 @@ from tests.e2e.test_cli import mnemo
 from tests.e2e.test_local_server import call
 from tests.support.server import start_server, stop_server
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 
 def indexed_versions(aws_stack, alias: str, memory_ids: list[str]) -> dict[str, tuple[int, bool]]:

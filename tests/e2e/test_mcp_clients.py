@@ -23,7 +23,7 @@ import pytest
 
 from tests.support.server import RunningServer
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.timeout(180)]
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 MODULES = CLIENTS / "node_modules"

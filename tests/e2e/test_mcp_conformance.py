@@ -26,6 +26,8 @@ import pytest
 
 from tests.support.server import RunningServer
 
+pytestmark = [pytest.mark.slow, pytest.mark.node]
+
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 NODE = CLIENTS / "node_modules" / ".bin" / "node"
 SUITE = CLIENTS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"

@@ -30,7 +30,7 @@ mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
 # --- a fake catalog of two tools ---
 

@@ -9,7 +9,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.support.doc_runner import Session, blocks, commands, unmet
+
+pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")

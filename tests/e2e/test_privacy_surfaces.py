@@ -17,7 +17,7 @@ from tests.support.http import request
 from tests.support.server import RunningServer, start_server, stop_server
 from tests.unit.test_privacy import HOSTILE
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 UNLIMITED = {"MNEMO_SEARCH_PER_MINUTE": "100000", "MNEMO_WRITE_PER_MINUTE": "100000"}
 
 

@@ -37,6 +37,8 @@ from tests.support.http import healthy
 from tests.support.processes import default_sigint, stop
 from tests.support.server import free_port
 
+pytestmark = [pytest.mark.slow, pytest.mark.node]
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 ID = r"[0-9A-Z]{26}"

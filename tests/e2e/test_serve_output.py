@@ -16,6 +16,8 @@ from tests.hardening.conftest import UNLIMITED, call, send
 from tests.support.server import RunningServer, start_server, stop_server
 from tests.support.waiting import wait_until
 
+pytestmark = [pytest.mark.slow]
+
 MCP_CALL = json.dumps(
     {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"q": "x"}}}
 ).encode()

@@ -34,6 +34,8 @@ from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, call
 from tests.hardening.spec import assert_spec_error
 from tests.support.server import start_server, stop_server
 
+pytestmark = [pytest.mark.slow]
+
 THREADS = 12
 
 

@@ -17,6 +17,8 @@ from tests.hardening.conftest import MCP_META, Outcome, Reply, call, mcp_call, r
 from tests.hardening.spec import INTERNALS, ODD_QUERIES, assert_spec_error
 from tests.support.server import RunningServer
 
+pytestmark = [pytest.mark.slow]
+
 ADD = "/v1/tools/memory_add"
 SEARCH = "/v1/tools/memory_search"
 KIB = 1024

@@ -24,6 +24,8 @@ from tests.support.issuer import FakeIssuer
 from tests.support.server import RunningServer, start_server, stop_server
 from tests.unit.test_oauth_verifier import HOSTILE, hostile
 
+pytestmark = [pytest.mark.slow]
+
 RESOURCE = "http://mnemo.test"
 
 

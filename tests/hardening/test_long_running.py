@@ -11,6 +11,8 @@ import pytest
 from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, call, send
 from tests.support.server import start_server, stop_server
 
+pytestmark = [pytest.mark.slow]
+
 MCP_HEADERS = {
     "Accept": "application/json, text/event-stream",
     "MCP-Protocol-Version": "2026-07-28",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
 import schemathesis
 from hypothesis import settings
 from mnemo.api.openapi import build_openapi
@@ -24,6 +25,8 @@ from tests.hardening.spec import assert_spec_error
 from tests.support.fuzz import examples
 from tests.support.http import NO_KEY, request
 from tests.support.server import RunningServer
+
+pytestmark = [pytest.mark.slow]
 
 MAX_EXAMPLES = examples("schemathesis")
 STATEFUL_STEPS = examples("schemathesis_steps")

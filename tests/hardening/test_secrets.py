@@ -28,6 +28,8 @@ from tests.hardening.conftest import SERVER_BACKENDS, UNLIMITED, backend_env, ca
 from tests.hardening.spec import INTERNALS, assert_spec_error
 from tests.support.server import start_server, stop_server
 
+pytestmark = [pytest.mark.slow]
+
 CONTENT = "CanaryContent-q7Zx"  # every memory text carries it
 KEY = "CanaryKey-admin-Vb3n-0123456789"
 READ_KEY = "CanaryKey-reader-Hs5d-0123456789"

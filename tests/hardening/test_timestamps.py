@@ -27,6 +27,8 @@ from tests.hardening.spec import assert_spec_error
 from tests.support.fuzz import examples
 from tests.support.server import RunningServer
 
+pytestmark = [pytest.mark.slow]
+
 DAY_MS = 86_400_000
 MIN_MS = datetime(1, 1, 1).toordinal() * DAY_MS
 MAX_MS = datetime(9999, 12, 31).toordinal() * DAY_MS + DAY_MS - 1

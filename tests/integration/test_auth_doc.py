@@ -35,7 +35,7 @@ from tests.support.doc_runner import Session, blocks, commands, pairs, unmet
 from tests.support.keycloak import GATEWAY_SECRET, KeycloakNode
 from tests.support.server import RunningServer, free_port, start_server, stop_server
 
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 AUTH = (ROOT / "docs" / "auth.md").read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ from mnemo.text import query_terms
 from tests.contract.conftest import new_tenant
 from tests.support.aws_stack import RequestCounter, SerialisedDynamoDB, free_port
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 
 def _search(backend, scope, q):

@@ -29,7 +29,7 @@ from mnemo.service.pipeline import Service
 from tests.contract.conftest import Tenant, new_tenant
 from tests.support.gate import Gate
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from mnemo.service.pipeline import Service
 from tests.contract.conftest import new_tenant
 from tests.support.stream import StreamDrain
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 #: how long a writer trusts what it read of the layout and the write targets, here
 TTL_S = 0.5

@@ -18,7 +18,7 @@ from tests.hardening.conftest import UNLIMITED, mcp_call, rest_call, send
 from tests.support.keycloak import GATEWAY_SECRET, OTHER_SECRET, KeycloakNode
 from tests.support.server import RunningServer, start_server, stop_server
 
-pytestmark = [pytest.mark.keycloak, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.keycloak, pytest.mark.timeout(1200)]
 
 
 @dataclass

@@ -31,7 +31,7 @@ from tests.hardening.conftest import UNLIMITED, send
 from tests.support.keycloak import GATEWAY_SECRET, KeycloakNode
 from tests.support.server import RunningServer, free_port, start_server, stop_server
 
-pytestmark = [pytest.mark.keycloak, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.keycloak, pytest.mark.timeout(1200)]
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 USER, PASSWORD = "alice", "alice-password"  # tests/fixtures/keycloak/realm.json

@@ -6,6 +6,8 @@ import pytest
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
+pytestmark = [pytest.mark.slow]
+
 
 def _client(url: str, **kw: object) -> OpenSearch:
     return OpenSearch(hosts=[url], timeout=30, **kw)

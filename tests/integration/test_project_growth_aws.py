@@ -26,7 +26,7 @@ from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import new_tenant
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 
 def _items_by_partition(client: Any, table: str, prefix: str) -> Counter[str]:

@@ -21,7 +21,7 @@ from mnemo.local.tables import create_tables
 
 from tests.support.aws_stack import SerialisedDynamoDB, moto_server
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 T0 = 1_900_000_000 * PER_S  # a fixed instant (µs)
 MINUTE = 60 * PER_S

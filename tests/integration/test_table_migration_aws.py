@@ -24,7 +24,7 @@ from mnemo.service.pipeline import Service
 
 from tests.contract.conftest import new_tenant
 
-pytestmark = pytest.mark.aws
+pytestmark = [pytest.mark.slow, pytest.mark.aws]
 
 #: the memories table as template.yaml declared it before issue 29
 LEGACY_TABLE: dict[str, Any] = {

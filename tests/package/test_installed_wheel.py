@@ -29,6 +29,8 @@ from tests.support.http import NO_KEY, request
 from tests.support.processes import default_sigint, stop
 from tests.support.wheel import BuiltWheel
 
+pytestmark = [pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -7,7 +7,11 @@ import json
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from bench import quality, quality_set
+
+pytestmark = [pytest.mark.slow]
 
 
 def test_the_committed_set_is_what_the_generator_makes() -> None:

@@ -20,6 +20,8 @@ from pydantic import ValidationError
 
 from tests.support.fuzz import examples
 
+pytestmark = [pytest.mark.fuzz]
+
 
 @pytest.mark.parametrize("pattern", ["%", "acme/%", "a_c", "100\\%", "\\\\", "a\\\\", "\\x", "é%"])
 def test_valid_patterns(pattern):

@@ -3,12 +3,15 @@ by bisection) answers what the reference rule ``text.matching_words`` answers.""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mnemo import text
 from mnemo.service.retrieval.matching import _Words
 
 from tests.support.fuzz import examples
+
+pytestmark = [pytest.mark.fuzz]
 
 _WORDS = ["deploy", "deploys", "deployed", "deployment", "deploym", "dep", "freeze", "freezes", "frozen",
           "数据", "据库", "会議", "run", "running", "runner", "a", "ab", "abc", "news", "new"]  # fmt: skip

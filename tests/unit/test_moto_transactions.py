@@ -13,6 +13,8 @@ from moto.dynamodb.models import DynamoDBBackend
 
 from tests.support import moto_transactions
 
+pytestmark = [pytest.mark.slow]
+
 TABLE = "t"
 
 

@@ -205,6 +205,7 @@ SETTINGS = [
 ]
 
 
+@pytest.mark.slow  # a property search over random corpora
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
 def test_random_corpora_and_queries_agree_with_scoring_every_document(backend, settings) -> None:
     # Given a random corpus over a small vocabulary (so terms are common and co-occur unevenly),

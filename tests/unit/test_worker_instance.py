@@ -19,7 +19,7 @@ from tests.support.waiting import wait_until
 
 SCRIPTED = "tests.support.scripted_gateway:ScriptedGateway"
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 def started(context: multiprocessing.context.SpawnContext):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from mnemo.local.workers import PoolOptions, WorkerPool
 from tests.support.scripted_gateway import Hold
 from tests.support.waiting import wait_until
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 SCRIPTED = "tests.support.scripted_gateway:ScriptedGateway"
 
