@@ -101,7 +101,7 @@ def prepared_corpus(size: int, embedder_name: str, seed: int = 7) -> Path:
     path = db.path.with_name(f"{db.path.stem}-{model.replace('/', '_')}-callsplit.db")
     if path.exists():
         return path
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
         leftover.unlink(missing_ok=True)
     shutil.copy(db.path, tmp)
@@ -240,7 +240,8 @@ def _server_env(data_dir: Path, out: Path) -> dict[str, str]:
         "MNEMO_BACKEND": "sqlite",
         "MNEMO_EMBEDDER": os.environ.get("MNEMO_EMBEDDER", "minilm"),
         "MNEMO_CALLSPLIT_OUT": str(out),
-        "PYTHONPATH": str(ROOT),
+        # the server runs the code of the tree this bench is in (a second worktree: a paired run)
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "shared")]),
     }
 
 
