@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / "tests" / "clients" / "node_modules" / ".bin" / "claude"
 PLUGINS = ["plugins/mnemo", "plugins/mnemo-remote"]
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.node, pytest.mark.timeout(180)]
 
 
 @pytest.mark.parametrize("path", [".", *PLUGINS])

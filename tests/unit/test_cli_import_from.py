@@ -5,41 +5,17 @@ from __future__ import annotations
 
 import io
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mnemo import runtime
-from mnemo.local import cli
 from mnemo.local.cli.moving import Progress
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator:
-    (tmp_path / "data").mkdir()
-    monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("MNEMO_WORKSPACE", raising=False)
-    monkeypatch.delenv("MNEMO_BACKEND", raising=False)
-    for name in ("POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL"):
-        monkeypatch.setenv(name, os.environ.get(name, ""))
-        if not os.environ[name]:
-            monkeypatch.delenv(name)
-    runtime.use(None)
-
-    def invoke(*argv: str) -> tuple[int, str, str]:
-        try:
-            code = cli.main(list(argv))
-        except SystemExit as exit_:
-            code = int(exit_.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    assert invoke("workspace", "create", "w")[0] == 0
-    yield invoke
-    if runtime._service is not None:
-        runtime._service.ports.close()
-    runtime.use(None)
+def run(run):
+    """tests/unit/conftest.py's CLI, with workspace w created."""
+    assert run("workspace", "create", "w")[0] == 0
+    return run
 
 
 @pytest.fixture

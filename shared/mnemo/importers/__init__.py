@@ -11,6 +11,7 @@ secret check and ``<private>`` stripping as ``memory_add``."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -57,6 +58,38 @@ def timestamp(value: Any) -> datetime | None:
         return datetime.fromtimestamp(float(value), UTC)
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def json_lines(path: Path, what: str, entries: Callable[[Any, str, bool], Iterator[Entry]]) -> Iterator[Entry]:
+    """The entries of a JSON Lines file, one JSON value a line (blank lines skipped), each turned
+    into entries by ``entries(value, "line N", first)``. A line that is not JSON, or that
+    ``entries`` refuses (ValueError, TypeError, KeyError), is a :class:`Problem` — except the first
+    line that holds anything: then the file is of another format (:class:`WrongFormat`, naming
+    ``what`` the file is not)."""
+    first = True
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = f"line {number}"
+            try:
+                found = list(entries(json.loads(line), where, first))
+            except (ValueError, TypeError, KeyError) as exc:
+                if first:
+                    raise WrongFormat(f"{path} is not {what} ({where}: {reason(exc)})") from None
+                yield Problem(where, reason(exc))
+                continue
+            first = False
+            yield from found
+
+
+def reason(exc: Exception) -> str:
+    """Why a line could not be read, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc.msg})"
+    if isinstance(exc, KeyError):
+        return f"no {exc.args[0]!r} field"
+    return str(exc)
 
 
 def reader(source: str) -> Callable[..., Iterator[Entry]]:

@@ -12,43 +12,19 @@ and type alone are no memory)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mnemo.importers import Entry, Item, Problem, WrongFormat
+from mnemo.importers import Entry, Item, Problem, WrongFormat, json_lines
 from mnemo.importers.split import split
 
 
 def read(path: Path) -> Iterator[Entry]:
     if not path.is_file():
         raise WrongFormat(f"{path} is not a file: server-memory reads its memory.jsonl")
-    first = True
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f"line {number}"
-            try:
-                entries = list(_line(json.loads(line), where))
-            except (ValueError, TypeError, KeyError) as exc:
-                if first:
-                    raise WrongFormat(
-                        f"{path} is not the MCP memory server's JSON Lines graph ({where}: {_reason(exc)})"
-                    ) from None
-                yield Problem(where, _reason(exc))
-                continue
-            first = False
-            yield from entries
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not JSON ({exc.msg})"
-    if isinstance(exc, KeyError):
-        return f"no {exc.args[0]!r} field"
-    return str(exc)
+    graph = "the MCP memory server's JSON Lines graph"
+    yield from json_lines(path, graph, lambda record, where, _: _line(record, where))
 
 
 def _text(record: dict[str, Any], key: str) -> str:

@@ -6,12 +6,11 @@ there. ``tags`` is a list, or a string of comma-separated tags. Other fields are
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from mnemo.importers import Entry, Item, Problem, WrongFormat, timestamp
+from mnemo.importers import Entry, Item, Problem, WrongFormat, json_lines, timestamp
 from mnemo.importers.markdown import tag_list
 from mnemo.importers.split import split
 
@@ -59,29 +58,18 @@ def read_jsonl(path: Path, fields: Mapping[str, str] | None = None) -> Iterator[
     mapping = field_map(fields)
     if not path.is_file():
         raise WrongFormat(f"{path} is not a file of JSON lines")
-    first = True
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f"line {number}"
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as exc:
-                reason = f"not JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else str(exc)
-                if first:
-                    raise WrongFormat(f"{path} is not JSON Lines ({where}: {reason})") from None
-                yield Problem(where, reason)
-                continue
-            if first and mapping["content"] not in record:
-                raise WrongFormat(
-                    f"{path}: {where} has no {mapping['content']!r} field; name the content's field with "
-                    "--map content=FIELD"
-                )
-            first = False
-            yield from item(record, mapping, where)
+
+    def entries(record: Any, where: str, first: bool) -> Iterator[Entry]:
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        if first and mapping["content"] not in record:
+            raise WrongFormat(
+                f"{path}: {where} has no {mapping['content']!r} field; name the content's field with "
+                "--map content=FIELD"
+            )
+        return item(record, mapping, where)
+
+    yield from json_lines(path, "JSON Lines", entries)
 
 
 def read_csv(path: Path, fields: Mapping[str, str] | None = None) -> Iterator[Entry]:
