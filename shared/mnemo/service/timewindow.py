@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from mnemo import timewords
 from mnemo.errors import InvalidRequest
 from mnemo.models.tools import RecallContextResult, RetrievalArgs, RetrievalResult, TimeWindow
 from mnemo.service.context import CallContext
@@ -33,6 +32,10 @@ def timed(tool: Callable[[CallContext, A], R]) -> Callable[[CallContext, A], R]:
     def run(ctx: CallContext, args: A) -> R:
         if not args.parse_time:
             return tool(ctx, args)
+        # imported on the first call that reads time, not at start: the parser's patterns cost a
+        # process about 10 ms to compile, which a handler that never searches need not pay
+        from mnemo import timewords
+
         tz = timewords.zone(args.tz)
         if tz is None:
             raise InvalidRequest(
