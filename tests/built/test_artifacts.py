@@ -53,6 +53,7 @@ def test_the_layer_holds_every_runtime_dependency_pinned_and_nothing_lambda_does
     installed = dists(site)
 
     assert {"mnemo", "aws_lambda_powertools", "aws_xray_sdk", "pydantic", "pydantic_core", "opensearchpy"} <= top
+    assert "tzdata" in top  # zoneinfo's fallback: `tz` must not depend on the runtime image's files
     assert "urllib3" in top
     # the runtime's SDK, opensearch-py's unused gRPC stack, dev tools, console scripts: none of them
     assert not top & {"boto3", "botocore", "s3transfer", "grpc", "google", "opensearch_protobufs", "yaml", "bin"}

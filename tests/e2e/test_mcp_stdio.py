@@ -97,6 +97,34 @@ def test_the_sdk_stdio_client_lists_adds_finds_and_sees_errors(tmp_path, mode):
     assert "created the default workspace and project" in errlog.read_text()
 
 
+def test_the_sdk_passes_session_and_time_arguments_as_any_host_would(tmp_path):
+    """session on memory_add and as recall's filter, time words read in the caller's tz, parse_time
+    false, an unknown tz refused: the arguments of this round, as the official SDK sends them."""
+    marker = f"kiwi{uuid.uuid4().hex[:8]}"
+
+    async def calls() -> dict[str, Any]:
+        async with Client(stdio_client(mnemo_mcp(tmp_path / "data")), mode="legacy", read_timeout_seconds=30) as client:
+            first = await client.call_tool("memory_add", {"content": f"plan {marker} one", "session": "conv-1"})
+            await client.call_tool("memory_add", {"content": f"plan {marker} two", "session": "conv-2"})
+            return {
+                "first": first.structured_content["memory"],
+                "by_session": await client.call_tool("recall", {"query": marker, "session": "conv-1"}),
+                "timed": await client.call_tool("recall", {"query": f"{marker} today", "tz": "Asia/Shanghai"}),
+                "untimed": await client.call_tool("recall", {"query": f"{marker} today", "parse_time": False}),
+                "bad_tz": await client.call_tool("recall", {"query": marker, "tz": "Mars/Olympus_Mons"}),
+            }
+
+    seen = anyio.run(calls)
+
+    assert seen["first"]["session"] == "conv-1"
+    assert [r["reference"] for r in seen["by_session"].structured_content["results"]] == [seen["first"]["id"]]
+    timed = seen["timed"].structured_content
+    assert timed["time_window"]["expressions"] == ["today"] and timed["time_window"]["tz"] == "Asia/Shanghai"
+    assert len(timed["results"]) == 2 and timed["time_window"]["applied"] is True
+    assert "time_window" not in seen["untimed"].structured_content
+    assert seen["bad_tz"].is_error is True and text_of(seen["bad_tz"])["code"] == "invalid_request"
+
+
 def test_stdout_carries_protocol_only_and_eof_ends_the_process(tmp_path):
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -164,3 +167,14 @@ def test_any_query_reads_without_raising_into_an_ordered_window_and_keeps_the_ot
         at = span.end
     kept.append(query[at:])
     assert "".join(reading.query.split()) == "".join("".join(kept).split())
+
+
+def test_a_zone_is_found_on_a_host_without_a_zone_database(tmp_path):
+    """PYTHONTZPATH pointing at an empty folder is a host without /usr/share/zoneinfo (a slim
+    image, Windows): zones come from the pinned tzdata package, so `tz` still works."""
+    probe = "from mnemo.timewords import zone; z = zone('Asia/Shanghai'); print(z.key if z else None)"
+    env = {**os.environ, "PYTHONTZPATH": str(tmp_path)}
+
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+
+    assert (done.returncode, done.stdout.strip()) == (0, "Asia/Shanghai"), done.stderr
