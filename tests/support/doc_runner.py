@@ -62,10 +62,12 @@ class Command:
 
 
 def complete(text: str) -> bool:
-    """Whether bash reads ``text`` as whole commands (no open quote, no trailing backslash)."""
+    """Whether bash reads ``text`` as whole commands (no open quote, no trailing backslash, no
+    here-document still open: ``bash -n`` accepts one cut at end of input with only a warning)."""
     if text.rstrip().endswith("\\"):
         return False
-    return subprocess.run(["bash", "-n", "-c", text], capture_output=True, check=False).returncode == 0
+    checked = subprocess.run(["bash", "-n", "-c", text], capture_output=True, text=True, check=False)
+    return checked.returncode == 0 and "delimited by end-of-file" not in checked.stderr
 
 
 def commands(block: str) -> list[Command]:
