@@ -444,7 +444,12 @@ def run(size: int, n_calls: int, transports: list[str], split_only: bool, seed: 
     embedder = os.environ.setdefault("MNEMO_EMBEDDER", "minilm")
     db = prepared_corpus(size, embedder, seed)
     with sqlite3.connect(db) as conn:
-        ids = [row[0] for row in conn.execute("SELECT id FROM memories ORDER BY seq LIMIT 2000")]
+        ids = [
+            row[0]
+            for row in conn.execute(  # every caller sees them, now and later
+                "SELECT id FROM memories WHERE team_id IS NULL AND expires_at IS NULL ORDER BY seq LIMIT 2000"
+            )
+        ]
     calls = calls_for(seed, n_calls, ids)
     warmup = min(20, n_calls // 10)
     result: dict[str, Any] = {

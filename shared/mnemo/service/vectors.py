@@ -5,6 +5,9 @@ vector and marked for repair (cleanup embeds it)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.observability import logger
 from mnemo.ports import Embedder
@@ -22,13 +25,37 @@ def embed_content(embedder: Embedder | None, content: str) -> Embedding | None:
         return None
 
 
+#: the most query vectors :func:`embed_query` keeps (about 3 MB of 384-dimension vectors)
+QUERY_CACHE_SIZE = 256
+
+_query_cache: OrderedDict[tuple[int, str, str], tuple[Embedder, tuple[float, ...]]] = OrderedDict()
+_query_cache_lock = threading.Lock()
+
+
 def embed_query(embedder: Embedder, text: str) -> list[float]:
     """A query's vector: through ``embed_queries`` when the embedder treats queries differently from
     documents (e5's and bge's prefixes, Cohere's ``input_type``), else ``embed``. Raises what the
-    embedder raises."""
+    embedder raises.
+
+    The last QUERY_CACHE_SIZE queries' vectors are kept, per embedder object: an agent repeats a
+    query (recall, then recall_context; a retry) and a local model spends milliseconds of CPU on
+    each (MiniLM: bench/results/2026-12-03-callsplit-before.md), a remote one a request. A failure
+    is never kept, so an embedder that comes back is asked again."""
+    key = (id(embedder), embedder.model, text)
+    with _query_cache_lock:
+        held = _query_cache.get(key)
+        if held is not None and held[0] is embedder:
+            _query_cache.move_to_end(key)
+            return list(held[1])
     embed = getattr(embedder, "embed_queries", None) or embedder.embed
     (vector,) = embed([text])
-    return list(vector)
+    kept = tuple(vector)
+    with _query_cache_lock:
+        _query_cache[key] = (embedder, kept)  # the embedder held: its id is not reused meanwhile
+        _query_cache.move_to_end(key)
+        while len(_query_cache) > QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
+    return list(kept)
 
 
 def needs_embedding(embedder: Embedder | None, record: MemoryRecord) -> bool:

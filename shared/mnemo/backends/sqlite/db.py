@@ -153,10 +153,32 @@ _SCHEMA = resources.files("mnemo.backends.sqlite").joinpath("schema.sql").read_t
 INDEX_VERSION = 4
 
 
+#: how many decoded records :func:`decode` keeps (a few MB: bodies are at most 4 KiB of content)
+DECODED_KEPT = 4096
+_decoded: dict[str, MemoryRecord] = {}
+_decoded_lock = threading.Lock()
+
+
+def decode(body: str) -> MemoryRecord:
+    """The record a stored JSON body holds. The last DECODED_KEPT bodies' records are kept, keyed
+    by the body's text: the same text is the same record (records are frozen), and a change to a
+    memory is a new text, so nothing is ever stale. A search reads the same memories again and
+    again (recall decodes its 200 candidates: ~6 µs each with pydantic, ~1 µs found here;
+    bench/results/2026-12-03-callsplit-before.md)."""
+    record = _decoded.get(body)
+    if record is None:
+        record = MemoryRecord.model_validate_json(body)
+        with _decoded_lock:
+            while len(_decoded) >= DECODED_KEPT:
+                del _decoded[next(iter(_decoded))]  # the oldest first
+            _decoded[body] = record
+    return record
+
+
 def record_of(row: sqlite3.Row) -> MemoryRecord:
     """A record from its stored JSON body (the source of truth; the other columns serve queries),
     with its vector when the row was read with ``vec`` and ``vec_model`` (:data:`VECTOR_COLUMNS`)."""
-    record = MemoryRecord.model_validate_json(row["body"])
+    record = decode(row["body"])
     if "vec" in row.keys() and row["vec"] is not None:  # noqa: SIM118 - sqlite3.Row has no __contains__ for names
         return record.model_copy(update={"embedding": Embedding.from_bytes(row["vec_model"], row["vec"])})
     return record

@@ -16,7 +16,7 @@ from typing import Any
 
 from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite import postings
-from mnemo.backends.sqlite.db import Database, outage
+from mnemo.backends.sqlite.db import Database, decode, outage
 from mnemo.backends.sqlite.filters import filter_sql
 from mnemo.backends.sqlite.topk import (
     DRIVE,
@@ -174,7 +174,7 @@ class SqliteSearchIndex:
             .fetchall()
         )
         return [
-            IndexHit(MemoryRecord.model_validate_json(bodies[doc]), score / postings.SCALE, matched=matched)
+            IndexHit(decode(bodies[doc]), score / postings.SCALE, matched=matched)
             for doc, score, matched in best
             if doc in bodies
         ]
