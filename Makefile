@@ -26,7 +26,7 @@ RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test suites prepare engines engine-opensearch engine-keycloak sam-cli check install install-runtime clients lint \
+.PHONY: run serve-aws test suites prepare engines engine-opensearch engine-keycloak sam-cli check install install-runtime clients lint \
 	lint-style lint-types lint-template unit fuzz bench clean openapi \
 	docs browser screenshots
 
@@ -106,6 +106,12 @@ prepare: $(ENV) sam-cli clients browser engines
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
 run: $(RUNTIME_ENV)
 	$(BIN)/mnemo serve
+
+## serve-aws: the same server on the AWS backend, all on this machine: moto with the test suite's
+## patches (moto's own transactions copy every table: docs/pitfalls.md), an OpenSearch node and
+## `mnemo serve --backend aws` (scripts/local_aws.py; in memory, gone when it stops)
+serve-aws: $(ENV)
+	$(BIN)/python scripts/local_aws.py serve
 
 ## test: lint, types, template, and every test suite (contract suite on both backends, the
 ## console in a real headless Chromium, the MCP clients of tests/clients, the built Lambda

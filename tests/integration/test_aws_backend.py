@@ -358,9 +358,11 @@ def test_an_index_of_the_first_layout_gets_the_new_fields_in_place(own_backend, 
         client.indices.delete(index=index, ignore_unavailable=True)
 
 
-def _lose_the_first_answer(backend: AwsBackend, operation: str) -> list[int]:
+def _lose_the_first_answer(backend: AwsBackend, operation: str, meanwhile=None) -> list[int]:
     """Make the first ``operation`` reach DynamoDB and commit, then fail as a dropped connection
-    would, so botocore retries it: a write whose answer was lost. Returns the statuses seen."""
+    would, so botocore retries it: a write whose answer was lost. ``meanwhile(body)``, given the
+    request's JSON, runs between the commit and the retry. Returns the statuses seen."""
+    import json
     import urllib.request
 
     from botocore.exceptions import ConnectionClosedError
@@ -373,6 +375,8 @@ def _lose_the_first_answer(backend: AwsBackend, operation: str) -> list[int]:
         sent = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method="POST")
         with urllib.request.urlopen(sent, timeout=10) as reply:  # it commits here …
             statuses.append(reply.status)
+        if meanwhile is not None:
+            meanwhile(json.loads(request.body))
         raise ConnectionClosedError(endpoint_url=request.url)  # … and its answer is lost
 
     backend.dynamodb.meta.events.register(f"before-send.dynamodb.{operation}", before_send)
@@ -407,3 +411,68 @@ def test_an_add_whose_answer_was_lost_stores_one_memory(own_backend):
     assert statuses == [200]
     assert added.deduplicated is False
     assert [m.id for m in tenant.call("memory_search", limit=10).memories] == [added.memory.id]
+
+
+def _new_memory(body) -> dict:
+    """The memory item a ``TransactWriteItems`` of ``memory_add`` puts (its first action)."""
+    return body["TransactItems"][0]["Put"]["Item"]
+
+
+def test_an_add_whose_memory_got_its_vector_before_the_retry_answers_it(own_backend):
+    # Given an add whose transaction commits, and before the SDK's retry the memory's vector is
+    # written again at its version (as the cleanup job re-embeds a record)
+    from mnemo.models.records import Embedding
+
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+
+    def reembed(body):
+        record = own_backend.store.get(scope, _new_memory(body)["id"]["S"])
+        vector = Embedding.of(record.embedding.model, [0.5] * record.embedding.dim)
+        assert own_backend.store.set_embedding(record.model_copy(update={"embedding": vector}))
+
+    statuses = _lose_the_first_answer(own_backend, "TransactWriteItems", meanwhile=reembed)
+
+    # When the retry finds the memory there (its condition fails)
+    added = tenant.call("memory_add", content="landed, then re-embedded")
+
+    # Then the add answers its memory (not a conflict), stored once, with its claim
+    assert statuses == [200]
+    assert added.deduplicated is False
+    assert own_backend.store.get(scope, added.memory.id).content == "landed, then re-embedded"
+    again = tenant.call("memory_add", content="landed, then re-embedded")
+    assert (again.deduplicated, again.memory.id) == (True, added.memory.id)
+
+
+def test_an_add_whose_committed_write_is_gone_before_the_retry_is_written_again(own_backend):
+    # Given an add whose transaction commits and whose answer is lost, and whose writes are gone
+    # again before the retry has been judged (moto's threaded server, undoing a failed transaction,
+    # puts back a copy of the table taken before the write that had committed)
+    tenant = new_tenant(Service(own_backend, embedder=default_embedder()))
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    table, client, rolled_back = own_backend.store.table, own_backend.dynamodb, []
+
+    def roll_back(**_):
+        # after the call (the retry's condition failed on the committed item), its items vanish
+        if rolled_back or not pending:
+            return
+        rolled_back.append(True)
+        for action in pending:
+            item = action["Put"]["Item"]
+            client.delete_item(TableName=table, Key={"pk": item["pk"], "sk": item["sk"]})
+
+    pending: list = []
+    statuses = _lose_the_first_answer(
+        own_backend, "TransactWriteItems", meanwhile=lambda body: pending.extend(body["TransactItems"])
+    )
+    client.meta.events.register("after-call.dynamodb.TransactWriteItems", roll_back)
+
+    # When the add is made
+    added = tenant.call("memory_add", content="landed, then rolled back")
+
+    # Then it answers a memory, written again: stored once, with its claim
+    assert statuses == [200] and rolled_back
+    assert added.deduplicated is False
+    assert own_backend.store.get(scope, added.memory.id).content == "landed, then rolled back"
+    again = tenant.call("memory_add", content="landed, then rolled back")
+    assert (again.deduplicated, again.memory.id) == (True, added.memory.id)

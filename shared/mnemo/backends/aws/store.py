@@ -26,6 +26,7 @@ stream indexer calls, is the store's.
 
 from __future__ import annotations
 
+import enum
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -60,6 +61,7 @@ from mnemo.backends.aws.items import (
     ttl_seconds,
 )
 from mnemo.backends.errors import translate_errors
+from mnemo.errors import StoreUnavailable
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
@@ -76,13 +78,25 @@ def _claim(record: MemoryRecord) -> str:
     return text.fingerprint(record.content, record.kind, record.path, record.team_id)
 
 
+def _written(record: MemoryRecord) -> dict[str, Any]:
+    """The attributes a write of ``record`` sets that no other write at its version changes."""
+    item = memory_item(record)
+    for name in embedding_attributes(record):
+        del item[name]
+    return item
+
+
 def _failed(exc: ClientError) -> list[str]:
     """Per action of a cancelled transaction, its cancellation code ("None" when it was fine)."""
     return [str(reason.get("Code") or "None") for reason in exc.response.get("CancellationReasons", [])]
 
 
-class _ClaimRace(Exception):
-    """A claim changed between a failed transaction and the next try."""
+class _Found(enum.Enum):
+    """What a write whose condition failed finds in the table (``DynamoMemoryStore._found``)."""
+
+    THIS_WRITE = "this write"  # it had landed: the SDK retried it after it committed
+    OTHER_WRITE = "another write"  # a conflict
+    NOTHING = "nothing"  # the item that failed the condition is gone again
 
 
 @translate_errors(outage)
@@ -201,7 +215,7 @@ class DynamoMemoryStore:
             self._put_new(record)  # a duplicate that was asked for: stored, without the claim
             return True
 
-        self._write_claimed(record, put, claim, held=held)
+        self._write_claimed(record, put, claim, held=held, creating=True)
 
     def _write_claimed(
         self,
@@ -211,15 +225,18 @@ class DynamoMemoryStore:
         *,
         release: dict[str, Any] | None = None,
         held: Callable[[str], bool],
+        creating: bool = False,
     ) -> None:
         """The memory's conditional ``write``, its claim taken (and ``release``, its old claim's
         delete) in one transaction. When a condition fails, read and try again, at most
         ``_CLAIM_ATTEMPTS`` times: the write's → :class:`VersionConflict` (unless this very write
-        had landed); the release's → the record did not hold its old claim: go on without it;
+        had landed: done; or, ``creating``, the item that failed it is gone again: try again); the
+        release's → the record did not hold its old claim: go on without it;
         the claim's → who holds it: nobody (given up meanwhile) or an expired memory (whose claim
         passes to this one) → take it; a live memory → ``held(holder)``, True when it finished the
         write itself, False to write without the claim. Any other cancellation
-        (``TransactionConflict``: another transaction on these items) → try again."""
+        (``TransactionConflict``: another transaction on these items) → try again. Out of tries →
+        :class:`StoreUnavailable` (503): nothing of this write stands, so the call may be retried."""
         taking_from: str | None = None
         take = True
         for _ in range(_CLAIM_ATTEMPTS):
@@ -232,9 +249,12 @@ class DynamoMemoryStore:
             if failed is None:
                 return
             if failed[0] == "ConditionalCheckFailed":
-                if self._landed(record):
+                found = self._found(record)
+                if found is _Found.THIS_WRITE:
                     return  # the SDK's retry of this very transaction, which had committed
-                raise VersionConflict(record.id)
+                if found is _Found.OTHER_WRITE or not creating:
+                    raise VersionConflict(record.id)  # another write, or the memory is gone
+                continue  # what failed a new memory's condition is gone again: try again
             if release is not None and failed[1] == "ConditionalCheckFailed":
                 release = None  # it did not hold its old claim
             if take and failed[-1] == "ConditionalCheckFailed":
@@ -245,28 +265,43 @@ class DynamoMemoryStore:
                     take, taking_from = False, None
                 else:
                     taking_from = holder  # None: a free claim
-        raise _ClaimRace(record.id)
+        # nothing of this write committed (or what did is gone again): a retry of the call is safe
+        raise StoreUnavailable(cause=f"DynamoDB: the write of {record.id} kept meeting other writes")
 
     def _put_new(self, record: MemoryRecord) -> None:
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=memory_item(record),
-                ConditionExpression="attribute_not_exists(pk) OR attribute_exists(#del)",
-                ExpressionAttributeNames={"#del": "deleted"},
-            )
-        except ClientError as exc:
-            if not is_condition_failure(exc):
-                raise
-            if not self._landed(record):
-                raise VersionConflict(record.id) from None
+        for _ in range(_CLAIM_ATTEMPTS):
+            try:
+                self.client.put_item(
+                    TableName=self.table,
+                    Item=memory_item(record),
+                    ConditionExpression="attribute_not_exists(pk) OR attribute_exists(#del)",
+                    ExpressionAttributeNames={"#del": "deleted"},
+                )
+                return
+            except ClientError as exc:
+                if not is_condition_failure(exc):
+                    raise
+            found = self._found(record)
+            if found is _Found.THIS_WRITE:
+                return
+            if found is _Found.OTHER_WRITE:
+                raise VersionConflict(record.id)
+        raise StoreUnavailable(cause=f"DynamoDB: the write of {record.id} kept meeting other writes")
 
-    def _landed(self, record: MemoryRecord) -> bool:
-        """Whether the table holds exactly ``record``: a write whose condition failed because the
-        SDK retried it after it had committed (a dropped connection; real DynamoDB answers such a
-        retried transaction by its ``ClientRequestToken``, moto does not)."""
+    def _found(self, record: MemoryRecord) -> _Found:
+        """What the table holds where ``record``'s conditional write failed: this very write (the
+        SDK retried it after it had committed: a dropped connection, a read timeout; real DynamoDB
+        answers a retried transaction by its ``ClientRequestToken``, moto and a ``PutItem`` do
+        not), another one, or nothing. "This write" is the item at the record's version and
+        change time with the record's fields, whatever the writes that keep the version have done
+        to it since (the cleanup job's vector, a repair mark): compared item for item, a vector
+        written between the commit and the retry made a write that had landed a conflict."""
         stored = self.get(Scope(record.workspace_id, record.project_id), record.id)
-        return stored is not None and memory_item(stored) == memory_item(record)
+        if stored is None:
+            return _Found.NOTHING
+        if _written(stored) == _written(record):
+            return _Found.THIS_WRITE
+        return _Found.OTHER_WRITE
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         out = self.client.get_item(TableName=self.table, Key=memory_key(scope, memory_id), ConsistentRead=True)
@@ -291,7 +326,7 @@ class DynamoMemoryStore:
             except ClientError as exc:
                 if not is_condition_failure(exc):
                     raise
-                if not self._landed(record):
+                if self._found(record) is not _Found.THIS_WRITE:
                     raise VersionConflict(record.id) from None
             return
         # the fingerprint changes: give up the old claim (if held) and take the new one (if free;
