@@ -11,7 +11,6 @@ from mnemo import coldstart  # first: no garbage collection while the function l
 # isort: split
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
-from mnemo.backends.aws import AwsBackend
 from mnemo.errors import IndexUnavailable
 from mnemo.observability import contain_errors, logger, metrics, tracer
 from mnemo.service import cleanup
@@ -26,11 +25,10 @@ def lambda_handler(event: dict, context: LambdaContext) -> dict:
     options = cleanup.CleanupOptions.from_settings(runtime.settings(), deadline=deadline)
     svc = runtime.service()
     ports = svc.ports
-    if isinstance(ports, AwsBackend):
-        # (once per process: one HEAD of the alias; an index down still lets the run do its
-        # DynamoDB work, and its index steps report the outage)
-        with contextlib.suppress(IndexUnavailable):
-            ports.index.ensure()
+    # (once per process on AWS: one HEAD of the alias; an index down still lets the run do its
+    # store's work, and its index steps report the outage)
+    with contextlib.suppress(IndexUnavailable):
+        ports.index.ensure()
     summary = cleanup.run_cleanup(ports, options, embedder=svc.embedder)
     cleanup.publish_metrics(summary, metrics)
     return summary.as_dict()

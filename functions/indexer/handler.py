@@ -12,7 +12,6 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mnemo import runtime
-from mnemo.backends.aws.stream import change_from_stream_record
 from mnemo.observability import contain_errors, logger, metrics, tracer
 from mnemo.service import indexer
 
@@ -20,7 +19,7 @@ processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
 def record_handler(record: DynamoDBRecord) -> str:
-    change = change_from_stream_record(record.raw_event)
+    change = runtime.stream_change(record.raw_event)
     if change is None:
         return "skipped"
     verify_after = timedelta(seconds=runtime.settings().indexer_verify_after_s)

@@ -251,6 +251,17 @@ class SearchIndex(Protocol):
         vector was made by ``query.model``. Raises ``IndexUnavailable`` like ``search``."""
         ...
 
+    def ensure(self) -> None:
+        """The index exists: created when missing (the cleanup job's first step on each run);
+        nothing to do where it lives in the store's own database."""
+        ...
+
+    def prepare(self, wait_s: float) -> None:
+        """Before a server takes traffic: the index created when missing, its layout current and
+        ready to answer within ``wait_s`` (else ``IndexUnavailable``); nothing to do where it lives
+        in the store's own database."""
+        ...
+
 
 class RateLimiter(Protocol):
     def acquire(self, workspace_id: str, rate_class: RateClass, limit: int) -> RateDecision:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from mnemo import coldstart
 from mnemo.config import Settings, split_list
 from mnemo.models.records import RateLimits
-from mnemo.ports import Ports
+from mnemo.ports import Ports, StoreChange
 from mnemo.service.pipeline import Service
 from mnemo.service.principals import TokenAuth
 
@@ -65,11 +66,18 @@ def prepare_index(ports: Ports, wait_s: float) -> None:
     """Before traffic, on the AWS backend (``mnemo serve``): the index created when missing, its
     mapping upgraded and its primary shards started, waiting at most ``wait_s``; else a search in
     the seconds the indexer's first write spends creating it fails (docs/aws.md, "The index before
-    traffic"). Nothing to do on SQLite."""
-    from mnemo.backends.aws import AwsBackend
+    traffic"). Nothing to do on SQLite (``SearchIndex.prepare``)."""
+    ports.index.prepare(wait_s)
 
-    if isinstance(ports, AwsBackend):
-        ports.index.prepare(wait_s)
+
+def stream_change(raw: dict[str, Any]) -> StoreChange | None:
+    """One record of the memories table's stream (the indexer function's event, in Lambda's
+    form) as a change of a memory, or None when it changes nothing the index holds. The stream is
+    the AWS backend's, so reading it is too; the indexer's handler asks here, as no handler knows
+    a backend."""
+    from mnemo.backends.aws.stream import change_from_stream_record
+
+    return change_from_stream_record(raw)
 
 
 def service() -> Service:

@@ -1,10 +1,13 @@
 """The architecture, held by the import graph: handlers → api → service → ports ← adapters.
 
-Every ``import`` in ``shared/mnemo`` (function-level and ``TYPE_CHECKING`` ones included) is an
-edge; the rules below say which edges may not exist. The adapters are the backends and the
+Every ``import`` in ``shared/mnemo`` and in the Lambda handlers of ``functions/``
+(function-level and ``TYPE_CHECKING`` ones included) is an edge; the rules below say which edges
+may not exist. The adapters are the backends and the
 embedders (``mnemo.embedding``, behind the ``Embedder`` port). ``mnemo.runtime`` is the
 composition root: the one module that picks a backend and an embedder, so it alone may import
 them; the routers are handed the service (``api.http.ServiceProvider``) and never import it.
+A handler knows no backend: what differs by backend at start-up is a port's method
+(``SearchIndex.ensure`` / ``prepare``) or the root's (``runtime.stream_change``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "mnemo"
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "shared" / "mnemo"
+#: the Lambda handlers (``functions.<name>.handler``): thin, over the api and the runtime
+FUNCTIONS = ROOT / "functions"
 
 #: layer → the mnemo packages it must never import
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -26,6 +32,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "mnemo.embedding": ("mnemo.service", "mnemo.backends", "mnemo.api", "mnemo.local", "mnemo.runtime"),
     # the token verifier: an adapter of the TokenVerifier port, like a backend
     "mnemo.oauth": ("mnemo.service", "mnemo.embedding", "mnemo.api", "mnemo.backends", "mnemo.local", "mnemo.runtime"),
+    # a handler reaches a backend through the runtime and the ports only
+    "functions": ("mnemo.backends", "mnemo.embedding", "mnemo.local"),
 }
 #: modules that may import only these mnemo modules (leaves of the graph)
 ONLY: dict[str, tuple[str, ...]] = {
@@ -45,7 +53,8 @@ ONLY: dict[str, tuple[str, ...]] = {
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    base = FUNCTIONS.parent if path.is_relative_to(FUNCTIONS) else PACKAGE.parent
+    parts = list(path.relative_to(base).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -69,7 +78,8 @@ def imports_of(path: Path) -> set[str]:
 
 @functools.cache
 def _parsed() -> dict[str, frozenset[str]]:
-    return {module_name(path): frozenset(imports_of(path)) for path in PACKAGE.rglob("*.py")}
+    paths = [*PACKAGE.rglob("*.py"), *FUNCTIONS.rglob("*.py")]
+    return {module_name(path): frozenset(imports_of(path)) for path in paths}
 
 
 def graph() -> dict[str, set[str]]:
@@ -114,6 +124,8 @@ def test_no_layer_is_crossed():
         ("mnemo.api.routers.mcp", "mnemo.runtime"),
         ("mnemo.embedding.static", "mnemo.backends.sqlite.vectors"),
         ("mnemo.backends.aws.index", "mnemo.embedding"),
+        ("functions.cleanup.handler", "mnemo.backends.aws"),
+        ("functions.indexer.handler", "mnemo.backends.aws.stream"),
     ],
 )
 def test_the_check_catches_a_crossing(module, target):
@@ -127,6 +139,10 @@ def test_the_graph_sees_every_module_and_function_level_imports():
     edges = graph()
 
     assert "mnemo.service.pipeline" in edges and "mnemo.backends.sqlite.index" in edges
+    # the handlers are read too, each under its own name
+    handlers = {f"functions.{name}.handler" for name in ("admin", "cleanup", "indexer", "mcp", "read", "write")}
+    assert handlers <= set(edges)
+    assert "mnemo.runtime" in edges["functions.cleanup.handler"]
     # runtime imports its backends inside a function: still an edge (and allowed: it is the root)
     assert "mnemo.backends.sqlite" in edges["mnemo.runtime"]
     assert "mnemo.embedding" in edges["mnemo.runtime"]

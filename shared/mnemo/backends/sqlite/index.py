@@ -134,6 +134,13 @@ class SqliteSearchIndex:
 
     # -- search ---------------------------------------------------------------------------------
 
+    def ensure(self) -> None:
+        """Nothing to do: the index's tables are made with the store's."""
+
+    def prepare(self, wait_s: float) -> None:
+        """Nothing to do: the index's tables are made with the store's (``outdated`` and
+        ``rebuild`` are the start-up's)."""
+
     def similar(self, query: VectorQuery) -> list[IndexHit]:
         return self.vectors.similar(query)
 
