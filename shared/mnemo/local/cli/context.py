@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,6 +26,18 @@ def local_environment(backend: str | None, data_dir: str | None) -> None:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Mnemo")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    resolve_embedder()
+
+
+def resolve_embedder() -> None:
+    """``MNEMO_EMBEDDER=auto`` (the default) made concrete once, in this process's environment, so a
+    server's workers and stream follower inherit the same embedder; a fallback to ``static`` is one
+    line on stderr (never stdout: ``mnemo mcp`` speaks the protocol there)."""
+    from mnemo import runtime
+
+    fallback = runtime.resolve_embedder_env(os.environ)
+    if fallback:
+        print(fallback, file=sys.stderr, flush=True)
 
 
 def service(args: argparse.Namespace) -> Service:

@@ -1,0 +1,89 @@
+"""The default embedder after the switch from ``static`` to ``auto`` (``minilm`` where its extra is
+installed, as ``make run`` and ``make install`` install it), on a store the previous default filled:
+words find every memory at once; meaning does not compare the old model's vectors with the new
+one's, so it finds them only once ``mnemo cleanup --until-done`` (run as a user runs it) has
+re-embedded them; a second run has nothing left to embed (docs/retrieval.md, "Changing the
+embedder")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mnemo.backends.sqlite import SqliteBackend
+from mnemo.config import Settings
+from mnemo.embedding import build_embedder, default_embedder
+from mnemo.ports import Scope
+from mnemo.service import tenancy
+from mnemo.service.identity import ADMIN
+from mnemo.service.pipeline import Service
+
+pytestmark = [pytest.mark.slow]
+
+MEMORIES = [
+    "Bob is allergic to peanuts",
+    "The kitchen closes at 3pm",
+    "Deploys freeze on Fridays",
+    "The VPN certificate expires in March",
+]
+#: shares no word with the first memory
+ASKED = "who has nut allergies"
+
+
+def user_env() -> dict[str, str]:
+    """The environment of a user who never set an embedder."""
+    return {k: v for k, v in os.environ.items() if k != "MNEMO_EMBEDDER"} | {"MNEMO_BACKEND": "sqlite"}
+
+
+def cleanup_until_done(data_dir: Path) -> list[dict]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mnemo.local.cli", "--data-dir", str(data_dir), "cleanup", "--until-done"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=user_env(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # minilm is installed here: no fallback line
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def recall(svc: Service, caller: object, **arguments: object) -> list[str]:
+    return [r.reference for r in svc.invoke("recall", caller, {"query": ASKED, **arguments}).result.results]
+
+
+def test_a_store_of_the_old_static_default_keeps_working_and_cleanup_re_embeds_it_for_minilm(tmp_path, monkeypatch):
+    monkeypatch.delenv("MNEMO_EMBEDDER", raising=False)
+    old = Service(SqliteBackend(tmp_path / "mnemo.db"), embedder=default_embedder())
+    workspace, project = tenancy.create_workspace(old.ports, "upgrade")
+    key = tenancy.create_key(old.ports, workspace.id, label="admin", scopes=[ADMIN]).plain
+    caller = old.authenticate(f"Bearer {key}")
+    ids = [old.invoke("memory_add", caller, {"content": c}).result.memory.id for c in MEMORIES]
+    old.ports.close()
+
+    default = build_embedder(Settings().embedder)
+    assert default is not None and default.model == "all-MiniLM-L6-v2-onnx-int8"
+    new = Service(SqliteBackend(tmp_path / "mnemo.db"), embedder=default)
+    caller = new.authenticate(f"Bearer {key}")
+    # at once, before any re-embedding: words find the memories, meaning sees none of static's vectors
+    assert recall(new, caller, query="peanuts") == [ids[0]]
+    assert recall(new, caller, mode="semantic") == []
+
+    summaries = cleanup_until_done(tmp_path)
+
+    assert summaries[-1]["more"] is False
+    assert sum(s["counts"]["embedded"] for s in summaries) == len(MEMORIES)
+    scope = Scope(workspace.id, project.id)
+    for memory_id in ids:
+        record = new.ports.store.get(scope, memory_id)
+        assert record is not None and record.embedding is not None
+        assert (record.embedding.model, record.embedding.dim) == (default.model, default.dim)
+    assert recall(new, caller, mode="semantic")[0] == ids[0]
+    assert recall(new, caller)[0] == ids[0]  # hybrid, the default mode
+    assert sum(s["counts"]["embedded"] for s in cleanup_until_done(tmp_path)) == 0
+    new.ports.close()
