@@ -1,7 +1,8 @@
 """The UserPromptSubmit hook's threshold: how near a prompt's meaning must a memory be to be injected.
 
 The hook asks ``recall`` in ``semantic`` mode, whose score is the cosine of the prompt's and the
-memory's vectors (the default static embedder), and injects only results at or above
+memory's vectors (the server's embedder: ``MNEMO_EMBEDDER``, by default ``auto``, i.e. ``minilm``
+where its extra is installed), and injects only results at or above
 ``MIN_SIMILARITY`` (``mnemo.local.cli.hook``). Measured here on the quality set's corpus
 (``bench/data/quality.json``, 2,760 memories):
 
@@ -11,7 +12,9 @@ memory's vectors (the default static embedder), and injects only results at or a
   (``UNRELATED``, written by hand): the best cosine each gets from the whole corpus, which the
   threshold must stay above so that they inject nothing.
 
-Run: ``.venv/bin/python -m bench.hook_threshold`` (writes bench/results/hook_threshold.json).
+Run: ``.venv/bin/python -m bench.hook_threshold`` (the default embedder; writes
+bench/results/hook_threshold.json) or ``MNEMO_EMBEDDER=static .venv/bin/python -m bench.hook_threshold``
+(writes bench/results/hook_threshold-static.json).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ UNRELATED = (
     "format the JSON in this file",
 )
 
-OUT = Path(__file__).resolve().parent / "results" / "hook_threshold.json"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -64,12 +67,17 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def main() -> int:
-    from mnemo.embedding import cosine
-    from mnemo.embedding.static import shared_embedder
+    import os
+
+    from mnemo.config import Settings
+    from mnemo.embedding import build_embedder, cosine, resolve
+    from mnemo.service.vectors import embed_query
 
     data = quality_set.load()
     memories = {m["id"]: m["content"] for m in data["memories"]}
-    embedder = shared_embedder()
+    name = resolve(Settings().embedder)
+    embedder = build_embedder(name)
+    assert embedder is not None, "MNEMO_EMBEDDER=none: no similarity to measure"
     ids = list(memories)
     vectors = dict(zip(ids, embedder.embed([memories[i] for i in ids]), strict=True))
 
@@ -77,19 +85,22 @@ def main() -> int:
     for query in data["queries"]:
         if query["class"] not in ("paraphrase", "exact", "inflected") or not query.get("query"):
             continue
-        (qv,) = embedder.embed([query["query"]])
+        qv = embed_query(embedder, query["query"])
         related.setdefault(query["class"], []).extend(cosine(qv, vectors[r]) for r in query["relevant"])
 
     unrelated: list[float] = []
     for prompt in UNRELATED:
-        (pv,) = embedder.embed([prompt])
+        pv = embed_query(embedder, prompt)
         unrelated.append(max(cosine(pv, v) for v in vectors.values()))
 
     from mnemo.local.cli.hook import MIN_SIMILARITY
 
-    thresholds = (0.3, 0.35, 0.4, 0.45, 0.5)
+    thresholds = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+    env = "MNEMO_EMBEDDER=static " if os.environ.get("MNEMO_EMBEDDER") == "static" else ""
     report = {
-        "command": ".venv/bin/python -m bench.hook_threshold",
+        "command": f"{env}.venv/bin/python -m bench.hook_threshold",
+        "embedder": name,
+        "model": embedder.model,
         "threshold": MIN_SIMILARITY,
         "related": {
             cls: {"n": len(c), "p10": round(_pct(c, 0.1), 3), "p50": round(_pct(c, 0.5), 3)}
@@ -109,7 +120,8 @@ def main() -> int:
             for t in thresholds
         },
     }
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
+    out = RESULTS / ("hook_threshold.json" if name == "minilm" else f"hook_threshold-{name}.json")
+    out.write_text(json.dumps(report, indent=2) + "\n")
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0

@@ -49,7 +49,8 @@ DEADLINE_S = {"SessionStart": 4.0, "UserPromptSubmit": 2.0, "PreCompact": 2.0, "
 SESSION_TOKENS = 1200
 PROMPT_TOKENS = 300
 PROMPT_RESULTS = 3
-#: the cosine of prompt and memory under which a memory is not injected (bench/hook_threshold.py)
+#: the cosine of prompt and memory under which a memory is not injected: the lowest at which no
+#: everyday coding prompt injects, with minilm (the default) and static alike (bench/hook_threshold.py)
 MIN_SIMILARITY = 0.45
 #: prompts shorter than this many characters (after trimming), or slash commands, look nothing up
 MIN_PROMPT_CHARS = 12
