@@ -3,104 +3,195 @@
 Every question of the quality set (``bench/quality_set.py``, recall@5 / MRR with limit 5) and of
 the natural-language set (``bench/nl_set.py`` and MemoryBank, ``bench/public_set.py``: R@5 / R@10
 / MRR with limit 10) is asked once through ``Service.invoke`` (hybrid ``recall``), and the two
-candidate pools the service hands to ``_fuse`` are kept: the word search's best ``POOL`` (BM25)
-and the vector search's best ``POOL`` (cosine 0 or more). Each rule then ranks those same pools by the
-service's own ``_fuse`` (``mnemo.service.retrieval.tools``: its ``FUSION`` and constants set for
-the rule) — so a rule's figures are the ones the service would answer with it, and ``lexical`` /
-``semantic`` are the pools alone (``semantic``: cosine at least ``MIN_SIMILARITY``).
+candidate pools the service hands to its fusion rule are kept (a recording rule passed to the
+service, :class:`Recording`): the word search's best ``POOL`` (BM25) and the vector search's best
+``POOL`` (cosine 0 or more). Each rule then ranks those same pools — the adopted one
+(``mnemo.service.retrieval.fusion.ZScore``, with its constants or others) and the rules measured
+and not adopted, which live here, built from the service's parts: ``maxc`` (the rule the adopted
+one replaced), ``rrf`` (reciprocal rank, k ``RRF_K``) and ``zscore`` with ``OUTLIER_Z_UNCOVERED``
+(a lower threshold when the best word hit covers less of the query) — so a rule's figures are the
+ones the service would answer with it, and ``lexical`` / ``semantic`` are the pools alone
+(``semantic``: cosine at least the embedder's floor).
 
     python -m bench.fusion                                  # the rules of RULES
     python -m bench.fusion --rules "maxc,rrf:MEANING_WEIGHT=1.0" --label my-run
     MNEMO_EMBEDDER=minilm OPENBLAS_NUM_THREADS=1 python -m bench.fusion
 
-A rule is ``FUSION[:CONSTANT=value;…]``. Prints a table and writes ``bench/results/LABEL.md`` with
-``--label``.
+A rule is ``NAME[:CONSTANT=value;…]`` (:func:`rule`). Prints a table and writes
+``bench/results/LABEL.md`` with ``--label``.
 """
 
 from __future__ import annotations
 
 import argparse
+import operator
 import pickle
 import shlex
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from mnemo.service.retrieval import fusion
+from mnemo.service.retrieval.candidates import Pools as CandidatePools
+from mnemo.service.retrieval.fusion import ADOPTED, Fusion, ZScore
+from mnemo.service.retrieval.matching import Match
 
 from bench import nl_quality, quality, quality_set
 
 RULES = "zscore,maxc,rrf,rrf:MEANING_WEIGHT=1.0"
 ROOT = Path(__file__).resolve().parent.parent
+RRF_K = 60
 
 
-@contextmanager
-def _captured(tools: Any) -> Iterator[dict[str, Any]]:
-    """While open, each hybrid recall's pools land in the yielded dict."""
-    box: dict[str, Any] = {}
-    fuse, ranked_of = tools._fuse, tools._recall_ranked
+@dataclass
+class Recording:
+    """A fusion rule that keeps the pools it is handed (``last``) and ranks them by ``rule``."""
 
-    def fusing(lexical: Any, similar: Any, terms: Any, **kw: Any) -> Any:
-        box.update(lexical=lexical, similar=similar, terms=terms, prefer_working=kw["prefer_working"])
-        return fuse(lexical, similar, terms, **kw)
+    rule: Fusion = ADOPTED
+    last: CandidatePools | None = None
 
-    def recall_ranked(ctx: Any, args: Any, **kw: Any) -> Any:
-        terms, ranked, no_match = ranked_of(ctx, args, **kw)
-        if "lexical" not in box:  # no vector candidate: the words' ranking is the answer
-            box.update(lexical=ranked, similar=[], terms=terms, prefer_working=args.prefer_working)
-        return terms, ranked, no_match
+    def fuse(self, pools: CandidatePools) -> list[Match]:
+        self.last = pools
+        return self.rule.fuse(pools)
 
-    tools._fuse, tools._recall_ranked = fusing, recall_ranked
-    try:
-        yield box
-    finally:
-        tools._fuse, tools._recall_ranked = fuse, ranked_of
+
+@dataclass(frozen=True)
+class MaxC:
+    """Measured, not adopted ("maxc", the rule ``ZScore`` replaced): a word hit as in ``ZScore``, a
+    meaning hit at ``similarity x max(MEANING_WEIGHT, 1 - coverage)``, the larger when both."""
+
+    meaning_weight: float = 0.35
+    hybrid_min_similarity: float = 0.2
+
+    def fuse(self, pools: CandidatePools) -> list[Match]:
+        if not pools.similar:
+            return list(pools.lexical)
+        similar = fusion.meaning_candidates(pools, self.hybrid_min_similarity)
+        scale = fusion.coverage(pools.lexical, pools.terms)
+        meaning = [max(self.meaning_weight, 1 - scale) * hit.score for hit in similar]
+        return fusion.merge(pools, fusion.word_weights(pools.lexical, scale), similar, meaning)
+
+
+@dataclass(frozen=True)
+class RRF:
+    """Measured, not adopted ("rrf"): reciprocal rank, ``(k + 1) / (k + rank)``, the meaning half
+    weighted ``MEANING_WEIGHT``, summed when both found a memory."""
+
+    meaning_weight: float = 0.35
+    k: float = RRF_K
+    hybrid_min_similarity: float = 0.2
+
+    def fuse(self, pools: CandidatePools) -> list[Match]:
+        if not pools.similar:
+            return list(pools.lexical)
+        similar = fusion.meaning_candidates(pools, self.hybrid_min_similarity)
+        k = self.k
+        words = [(k + 1) / (k + rank) for rank in range(1, len(pools.lexical) + 1)]
+        meaning = [self.meaning_weight * (k + 1) / (k + rank) for rank in range(1, len(similar) + 1)]
+        return fusion.merge(pools, words, similar, meaning, combine=operator.add)
+
+
+@dataclass(frozen=True)
+class Uncovered:
+    """Measured, not adopted (``zscore`` with ``OUTLIER_Z_UNCOVERED``): ``ZScore`` but the
+    threshold a meaning hit must pass is ``uncovered`` when the best word hit covers none of the
+    query, rising linearly with that coverage to ``outlier_z`` when it covers all of it
+    (bench/results/2026-12-02-paraphrase-models.md)."""
+
+    uncovered: float
+    outlier_z: float = 2.5
+    hybrid_min_similarity: float = 0.2
+
+    def fuse(self, pools: CandidatePools) -> list[Match]:
+        if not pools.similar:
+            return list(pools.lexical)
+        lexical = pools.lexical
+        mean, sd = fusion.spread([hit.score for hit in pools.similar])
+        similar = fusion.meaning_candidates(pools, self.hybrid_min_similarity)
+        scale = fusion.coverage(lexical, pools.terms)
+        share = 1 - scale if lexical else 1.0
+        z0 = self.uncovered + (self.outlier_z - self.uncovered) * scale if lexical else self.outlier_z
+        meaning = [share * fusion.outlier(hit.score, mean, sd, z=self.outlier_z, threshold=z0) for hit in similar]
+        return fusion.merge(pools, fusion.word_weights(lexical, scale), similar, meaning)
+
+
+def rule(spec: str) -> Fusion:
+    """A rule from ``NAME[:CONSTANT=value;…]``: ``zscore`` (the adopted rule; ``OUTLIER_Z``,
+    ``HYBRID_MIN_SIMILARITY``, and ``OUTLIER_Z_UNCOVERED`` for :class:`Uncovered`), ``maxc``
+    (``MEANING_WEIGHT``), ``rrf`` (``MEANING_WEIGHT``, ``RRF_K``)."""
+    name, _, rest = spec.partition(":")
+    constants = {k.strip(): float(v) for k, v in (kv.split("=") for kv in rest.split(";") if kv)}
+    floor = (
+        {"hybrid_min_similarity": constants.pop("HYBRID_MIN_SIMILARITY")}
+        if "HYBRID_MIN_SIMILARITY" in constants
+        else {}
+    )
+    if name == "zscore":
+        z = {"outlier_z": constants.pop("OUTLIER_Z")} if "OUTLIER_Z" in constants else {}
+        if "OUTLIER_Z_UNCOVERED" in constants:
+            built: Fusion = Uncovered(constants.pop("OUTLIER_Z_UNCOVERED"), **z, **floor)
+        else:
+            built = ZScore(**z, **floor)
+    elif name == "maxc":
+        built = MaxC(
+            **{"meaning_weight": constants.pop("MEANING_WEIGHT")} if "MEANING_WEIGHT" in constants else {}, **floor
+        )
+    elif name == "rrf":
+        named = {"MEANING_WEIGHT": "meaning_weight", "RRF_K": "k"}
+        built = RRF(**{named[k]: constants.pop(k) for k in list(constants) if k in named}, **floor)
+    else:
+        raise SystemExit(f"unknown fusion rule {name!r}: zscore, maxc or rrf")
+    if constants:
+        raise SystemExit(f"rule {name!r} has no constant {', '.join(constants)}")
+    return built
 
 
 Pools = list[tuple[str, set[str], bool, dict[str, Any]]]  # (class, wanted, any_of, pools)
 
 
-def _pools(svc: Any, caller: Any, queries: list[tuple[str, dict[str, Any], set[str], bool]], tools: Any) -> Pools:
+def _pools(svc: Any, caller: Any, queries: list[tuple[str, dict[str, Any], set[str], bool]]) -> Pools:
     out: Pools = []
-    with _captured(tools) as box:
-        for cls, args, wanted, any_of in queries:
-            box.clear()
-            result = svc.invoke("recall", caller, args).result
-            if "lexical" not in box:  # an empty query: what changed, the same in every mode
-                box["listed"] = [item.reference for item in result.results]
-            out.append((cls, wanted, any_of, dict(box)))
+    recording = Recording()
+    svc.fusion = recording
+    for cls, args, wanted, any_of in queries:
+        recording.last = None
+        result = svc.invoke("recall", caller, args).result
+        if recording.last is None:  # an empty query: what changed, the same in every mode
+            box: dict[str, Any] = {"listed": [item.reference for item in result.results]}
+        else:
+            box = {"pools": recording.last}
+        out.append((cls, wanted, any_of, box))
+    svc.fusion = None
     return out
 
 
-def _ranking(tools: Any, mode: str, pools: dict[str, Any]) -> list[str]:
-    if "listed" in pools:
-        return list(pools["listed"])
-    return [m.record.id for m in _ranked(tools, mode, pools)]
+def _ranking(fuse: Fusion | None, mode: str, box: dict[str, Any]) -> list[str]:
+    if "listed" in box:
+        return list(box["listed"])
+    return [m.record.id for m in _ranked(fuse, mode, box["pools"])]
 
 
-def _ranked(tools: Any, mode: str, pools: dict[str, Any]) -> list[Any]:
-    lexical, similar = pools["lexical"], pools["similar"]
+def _ranked(fuse: Fusion | None, mode: str, pools: CandidatePools) -> list[Any]:
     if mode == "lexical":
-        return list(lexical)
+        return list(pools.lexical)
     if mode == "semantic":
-        hits = [h for h in similar if h.score >= tools.MIN_SIMILARITY]
-        return sorted(
-            hits, key=lambda h: (pools["prefer_working"] and h.record.kind == "working", h.score), reverse=True
-        )
-    if not similar:
-        return list(lexical)
-    return tools._fuse(lexical, similar, pools["terms"], full=False, prefer_working=pools["prefer_working"])
+        hits = [h for h in pools.similar if h.score >= pools.min_similarity]
+        return sorted(hits, key=lambda h: (pools.prefer_working and h.record.kind == "working", h.score), reverse=True)
+    assert fuse is not None
+    return fuse.fuse(pools)
 
 
 def _scores(
-    tools: Any, mode: str, pools: Pools, names: dict[str, str], k: int, row: Callable[..., tuple[float, ...]]
+    fuse: Fusion | None, mode: str, pools: Pools, names: dict[str, str], k: int, row: Callable[..., tuple[float, ...]]
 ) -> dict[str, list[float]]:
     sums: dict[str, list[tuple[float, ...]]] = defaultdict(list)
     for cls, wanted, any_of, p in pools:
-        found = [names[ref] for ref in _ranking(tools, mode, p)][:k]
+        found = [names[ref] for ref in _ranking(fuse, mode, p)][:k]
         sums[cls].append(row(found, wanted, any_of))
     return {c: [round(sum(v[i] for v in vs) / len(vs), 3) for i in range(len(vs[0]))] for c, vs in sorted(sums.items())}
 
@@ -114,7 +205,7 @@ def _nl_row(found: list[str], wanted: set[str], any_of: bool) -> tuple[float, fl
     return nl_quality._row(found, wanted, any_of=any_of)
 
 
-def _capture(tools: Any) -> tuple[Pools, dict[str, str], Pools, dict[str, str]]:
+def _capture() -> tuple[Pools, dict[str, str], Pools, dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         qdata, ndata = quality_set.load(), nl_quality.merged()
@@ -135,18 +226,11 @@ def _capture(tools: Any) -> tuple[Pools, dict[str, str], Pools, dict[str, str]]:
                 )
                 for q in ndata["queries"]
             ]
-            return _pools(qsvc, qcaller, qasked, tools), qnames, _pools(nsvc, ncaller, nasked, tools), nnames
-
-
-def _rule(spec: str) -> tuple[str, dict[str, float]]:
-    fusion, _, rest = spec.partition(":")
-    constants = {k: float(v) for k, v in (kv.split("=") for kv in rest.split(";") if kv)}
-    return fusion, constants
+            return _pools(qsvc, qcaller, qasked), qnames, _pools(nsvc, ncaller, nasked), nnames
 
 
 def main(argv: list[str] | None = None) -> int:
     from mnemo.config import Settings
-    from mnemo.service.retrieval import tools
 
     parser = argparse.ArgumentParser(prog="python -m bench.fusion")
     parser.add_argument("--rules", default=RULES)
@@ -157,38 +241,30 @@ def main(argv: list[str] | None = None) -> int:
         f"# Hybrid fusion rules ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
         f"`{shlex.join(['python', '-m', 'bench.fusion', *(sys.argv[1:] if argv is None else argv)])}`: SQLite, "
-        f"embedder `{Settings().embedder}`; each rule ranks the same pools by the service's `_fuse`. Quality set: "
-        "recall@5 / MRR per class (limit 5); natural-language classes: R@5 / R@10 / MRR (limit 10).",
+        f"embedder `{Settings().embedder}`; each rule ranks the same pools (the one the service holds, or one of "
+        "this module's). Quality set: recall@5 / MRR per class (limit 5); natural-language classes: "
+        "R@5 / R@10 / MRR (limit 10).",
         "",
     ]
     if args.pools and args.pools.exists():
         qpools, qnames, npools, nnames = pickle.loads(args.pools.read_bytes())
     else:
-        qpools, qnames, npools, nnames = _capture(tools)
+        qpools, qnames, npools, nnames = _capture()
         if args.pools:
             args.pools.write_bytes(pickle.dumps((qpools, qnames, npools, nnames)))
-    saved = {name: getattr(tools, name) for name in dir(tools) if name.isupper()}
     header: list[str] | None = None
-    for label, mode, fusion, constants in [("lexical", "lexical", "", {}), ("semantic", "semantic", "", {})] + [
-        (f"hybrid {spec}", "hybrid", *_rule(spec)) for spec in args.rules.split(",") if spec
-    ]:
-        for name, value in saved.items():
-            setattr(tools, name, value)
-        if fusion:
-            tools.FUSION = fusion
-            for name, value in constants.items():
-                setattr(tools, name, value)
+    runs: list[tuple[str, str, Fusion | None]] = [("lexical", "lexical", None), ("semantic", "semantic", None)]
+    runs += [(f"hybrid {spec}", "hybrid", rule(spec)) for spec in args.rules.split(",") if spec]
+    for label, mode, fuse in runs:
         row = {
-            **_scores(tools, mode, qpools, qnames, quality.K, _quality_row),
-            **_scores(tools, mode, npools, nnames, nl_quality.K, _nl_row),
+            **_scores(fuse, mode, qpools, qnames, quality.K, _quality_row),
+            **_scores(fuse, mode, npools, nnames, nl_quality.K, _nl_row),
         }
         if header is None:
             header = list(row)
             lines += ["| recall | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
         lines.append(f"| {label} | " + " | ".join(" / ".join(map(str, row[c])) for c in header) + " |")
         print(lines[-1], flush=True)
-    for name, value in saved.items():
-        setattr(tools, name, value)
     out = "\n".join(lines) + "\n"
     print(out)
     if args.label:

@@ -142,7 +142,8 @@ def evaluate(svc: Any, caller: Any, names: dict[str, str], data: dict[str, Any],
     return {tool: {cls: nl_quality._summary(v) for cls, v in sorted(c.items())} for tool, c in rows.items()}
 
 
-def run(workdir: Path, backends: tuple[str, ...]) -> dict[str, Any]:
+def run(workdir: Path, backends: tuple[str, ...], fusion: Any = None) -> dict[str, Any]:
+    """``fusion``: the rule the service holds for this run (None: the adopted one)."""
     from mnemo.config import Settings
 
     data = real_set.load()
@@ -164,6 +165,7 @@ def run(workdir: Path, backends: tuple[str, ...]) -> dict[str, Any]:
             continue
         with context as ports:
             svc, caller, names, vectors = nl_quality._load(ports, data)
+            svc.fusion = fusion
             if name == "aws":
                 ports.index.client.indices.refresh(index=ports.index.alias)
             base = Full(data, vectors, svc.embedder)
@@ -199,18 +201,17 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default="sqlite")
     parser.add_argument("--label")
-    parser.add_argument("--fusion", help="the service's rule, as bench/fusion.py sets it: NAME[:CONSTANT=value;...]")
+    parser.add_argument(
+        "--fusion", help="the rule the service holds, as bench/fusion.py names it: NAME[:CONSTANT=value;...]"
+    )
     args = parser.parse_args(argv)
+    rule = None
     if args.fusion:
-        from mnemo.service.retrieval import tools
+        from bench.fusion import rule as named_rule
 
-        name, _, constants = args.fusion.partition(":")
-        tools.FUSION = name
-        for pair in filter(None, constants.split(";")):
-            key, _, value = pair.partition("=")
-            setattr(tools, key, float(value))
+        rule = named_rule(args.fusion)
     with tempfile.TemporaryDirectory() as tmp:
-        res = run(Path(tmp), tuple(args.backends.split(",")))
+        res = run(Path(tmp), tuple(args.backends.split(",")), rule)
     env = " ".join(f"{k}={os.environ[k]}" for k in ("MNEMO_EMBEDDER", "OPENBLAS_NUM_THREADS") if k in os.environ)
     command = f"{env} python -m bench.real_quality {shlex.join(argv)}".strip()
     text = "\n".join(markdown(res, command)) + "\n"

@@ -15,7 +15,7 @@ from mnemo.models.common import utc_now
 from mnemo.ports import Ports
 from mnemo.service.cleanup import CleanupOptions, run_cleanup
 from mnemo.service.pipeline import Service
-from mnemo.service.retrieval.tools import MIN_SIMILARITY
+from mnemo.service.retrieval.candidates import MIN_SIMILARITY
 
 from tests.contract.conftest import Tenant, new_tenant
 

@@ -1,9 +1,10 @@
-"""Hybrid recall's fusion rule and floors (mnemo.service.retrieval.tools; docs/retrieval.md,
-"Meaning"), without a backend: each half weighs its candidates in [0, 1] — words by relative BM25
-times coverage, meaning by what the words leave unexplained times how far the similarity stands
-out from the vector candidates' (a z-score) — and a memory found by both weighs the larger; below
-MIN_SIMILARITY a meaning hit only ranks among word hits (down to HYBRID_MIN_SIMILARITY), never
-answers a query the words found nothing for."""
+"""Hybrid recall's adopted fusion rule and floors (mnemo.service.retrieval.fusion and .candidates;
+docs/retrieval.md, "Meaning"), without a backend: each half weighs its candidates in [0, 1] — words
+by relative BM25 times coverage, meaning by what the words leave unexplained times how far the
+similarity stands out from the vector candidates' (a z-score) — and a memory found by both weighs
+the larger; below the embedder's floor (MIN_SIMILARITY unless it says its own) a meaning hit only
+ranks among word hits (down to the rule's hybrid floor), never answers a query the words found
+nothing for."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 from mnemo import text
 from mnemo.models.records import MemoryRecord
-from mnemo.models.tools import RecallArgs
 from mnemo.ports import IndexHit, VectorQuery
-from mnemo.service.retrieval import tools
+from mnemo.service.retrieval import candidates, fusion
+from mnemo.service.retrieval.candidates import MIN_SIMILARITY, POOL, Pools
+from mnemo.service.retrieval.fusion import ADOPTED, ZScore, coverage, outlier
 from mnemo.service.retrieval.matching import Match
 
 from tests.support.records import memory_record
@@ -25,7 +27,8 @@ from tests.support.records import memory_record
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TERMS = text.query_terms("alpha beta gamma delta", latin_prefix=True)
 #: between the two floors: weak evidence of meaning
-WEAK = (tools.HYBRID_MIN_SIMILARITY + tools.MIN_SIMILARITY) / 2
+RULE = ZScore()
+WEAK = (RULE.hybrid_min_similarity + MIN_SIMILARITY) / 2
 
 
 def record(number: int) -> MemoryRecord:
@@ -47,7 +50,7 @@ def ids(matches: list[Match]) -> list[str]:
 
 
 def fuse(lexical: list[Match], similar: list[IndexHit]) -> list[Match]:
-    return tools._fuse(lexical, similar, TERMS, full=False, prefer_working=False)
+    return ADOPTED.fuse(Pools(TERMS, lexical, similar, MIN_SIMILARITY))
 
 
 def noise(count: int = 60, mean: float = 0.3, seed: int = 7, start: int = 40) -> list[IndexHit]:
@@ -57,33 +60,63 @@ def noise(count: int = 60, mean: float = 0.3, seed: int = 7, start: int = 40) ->
 
 
 def spread(similar: list[IndexHit]) -> tuple[float, float]:
-    return tools._spread([hit.score for hit in similar])
+    return fusion.spread([hit.score for hit in similar])
 
 
 def test_the_floors_are_ordered() -> None:
-    assert 0 < tools.HYBRID_MIN_SIMILARITY < tools.MIN_SIMILARITY
+    assert 0 < RULE.hybrid_min_similarity < MIN_SIMILARITY
+
+
+def test_the_service_s_default_rule_is_the_adopted_one() -> None:
+    assert ZScore(outlier_z=2.5, hybrid_min_similarity=0.2) == ADOPTED
 
 
 def test_outlier_is_nothing_up_to_outlier_z_deviations_and_everything_from_twice_that() -> None:
-    z = tools.OUTLIER_Z
+    z = RULE.outlier_z
 
-    assert tools.outlier(0.5 + z * 0.1, 0.5, 0.1) == 0.0
-    assert tools.outlier(0.5 + 1.5 * z * 0.1, 0.5, 0.1) == pytest.approx(0.5)
-    assert tools.outlier(0.5 + 2 * z * 0.1, 0.5, 0.1) == pytest.approx(1.0)
-    assert tools.outlier(0.5 + 3 * z * 0.1, 0.5, 0.1) == 1.0
-    assert tools.outlier(0.9, 0.9, 0.0) == 0.0  # no spread: nothing stands out
+    assert outlier(0.5 + z * 0.1, 0.5, 0.1, z=z) == 0.0
+    assert outlier(0.5 + 1.5 * z * 0.1, 0.5, 0.1, z=z) == pytest.approx(0.5)
+    assert outlier(0.5 + 2 * z * 0.1, 0.5, 0.1, z=z) == pytest.approx(1.0)
+    assert outlier(0.5 + 3 * z * 0.1, 0.5, 0.1, z=z) == 1.0
+    assert outlier(0.9, 0.9, 0.0, z=z) == 0.0  # no spread: nothing stands out
 
 
 def test_outlier_counts_from_another_threshold_when_given_one_over_the_same_width() -> None:
-    z = tools.OUTLIER_Z
+    z = RULE.outlier_z
 
-    assert tools.outlier(0.5 + 1.0 * 0.1, 0.5, 0.1, threshold=1.0) == 0.0
-    assert tools.outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1, threshold=1.0) == pytest.approx(0.5)
-    assert tools.outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1) == 0.0  # below the default threshold
+    assert outlier(0.5 + 1.0 * 0.1, 0.5, 0.1, z=z, threshold=1.0) == 0.0
+    assert outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1, z=z, threshold=1.0) == pytest.approx(0.5)
+    assert outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1, z=z) == 0.0  # below the default threshold
 
 
-def test_the_uncovered_threshold_is_the_rule_s_own_by_default() -> None:
-    assert tools.OUTLIER_Z_UNCOVERED is None  # OUTLIER_Z at every coverage
+def test_another_rule_s_constants_change_the_ranking_the_adopted_one_gives() -> None:
+    common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
+    pool = noise()
+    mean, sd = spread(pool)
+    modest = IndexHit(record(20), round(mean + 2.4 * sd, 4))  # below 2.5 deviations, above 2.0
+    pools = Pools(TERMS, common, [modest, *pool], MIN_SIMILARITY)
+
+    def weight(rule: ZScore) -> float:
+        return next(m.score for m in rule.fuse(pools) if m.record.id == modest.record.id)
+
+    assert weight(ADOPTED) == 0.0
+    assert weight(ZScore(outlier_z=2.0)) > 0.0
+
+
+def test_without_meaning_candidates_the_rule_answers_the_word_ranking_as_it_is() -> None:
+    lexical = [by_words(n, 5.0 - n, held=n % 4 + 1) for n in range(1, 5)]
+
+    assert ADOPTED.fuse(Pools(TERMS, lexical, [], MIN_SIMILARITY)) == lexical
+
+
+def test_an_embedder_s_own_floor_replaces_the_default_when_the_words_found_nothing() -> None:
+    similar = [IndexHit(record(1), 0.3), IndexHit(record(2), 0.2), IndexHit(record(3), 0.1)]
+
+    assert ids(ADOPTED.fuse(Pools(TERMS, [], similar, MIN_SIMILARITY))) == []
+    assert ids(ADOPTED.fuse(Pools(TERMS, [], similar, 0.15))) == ids(similar[:2])
+    assert candidates.min_similarity(SimpleNamespace(min_similarity=0.15)) == 0.15  # type: ignore[arg-type]
+    assert candidates.min_similarity(SimpleNamespace()) == MIN_SIMILARITY  # type: ignore[arg-type]
+    assert candidates.min_similarity(None) == MIN_SIMILARITY
 
 
 def test_a_word_hit_weighs_its_relative_score_and_a_meaning_hit_its_outlier_share_of_what_words_miss() -> None:
@@ -102,11 +135,11 @@ def test_an_outlier_of_meaning_outranks_word_hits_that_hold_only_the_query_s_com
     common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
     pool = noise()
     mean, sd = spread(pool)
-    paraphrase = IndexHit(record(20), round(mean + 3 * tools.OUTLIER_Z * sd, 4))
+    paraphrase = IndexHit(record(20), round(mean + 3 * RULE.outlier_z * sd, 4))
 
     ranked = fuse(common, [paraphrase, *pool])
 
-    assert tools.coverage(common, TERMS) < 0.2
+    assert coverage(common, TERMS) < 0.2
     assert ids(ranked)[0] == paraphrase.record.id
 
 
@@ -119,7 +152,7 @@ def test_a_high_similarity_that_does_not_stand_out_never_displaces_a_word_hit() 
 
     ranked = ids(fuse(common, chatter))
 
-    assert best_chatter.score > 0.85 and (best_chatter.score - mean) / sd < tools.OUTLIER_Z
+    assert best_chatter.score > 0.85 and (best_chatter.score - mean) / sd < RULE.outlier_z
     assert ranked[: len(common)] == ids(common)
 
 
@@ -139,7 +172,7 @@ def test_a_memory_found_by_both_halves_never_ranks_below_one_either_half_ranks_u
         similar = [IndexHit(record(n), round(rng.uniform(0.1, 0.9), 3)) for n in rng.sample(range(1, 40), 25)]
         similar.sort(key=lambda h: -h.score)
         word_rank = {m.record.id: i for i, m in enumerate(lexical)}
-        meaning_rank = {h.record.id: i for i, h in enumerate(similar) if h.score >= tools.HYBRID_MIN_SIMILARITY}
+        meaning_rank = {h.record.id: i for i, h in enumerate(similar) if h.score >= RULE.hybrid_min_similarity}
 
         ranked = fuse(lexical, similar)
 
@@ -178,12 +211,12 @@ def test_when_the_words_found_nothing_meaning_ranks_as_semantic_from_min_similar
 
     ranked = fuse([], similar)
 
-    assert ids(ranked) == [h.record.id for h in similar if h.score >= tools.MIN_SIMILARITY]
+    assert ids(ranked) == [h.record.id for h in similar if h.score >= MIN_SIMILARITY]
     assert ranked[0].score > 0
 
 
 def test_a_weak_meaning_hit_never_answers_when_the_words_found_nothing() -> None:
-    strong = IndexHit(record(1), tools.MIN_SIMILARITY)
+    strong = IndexHit(record(1), MIN_SIMILARITY)
     weak = IndexHit(record(2), WEAK)
 
     assert ids(fuse([], [strong, weak])) == [strong.record.id]
@@ -199,17 +232,18 @@ class Index:
         return []
 
 
-def floor_asked(*, strict: bool) -> float:
+def floor_asked(mode: str, **embedder_fields: Any) -> float:
     index = Index()
-    embedder = SimpleNamespace(model="m", dim=2, embed=lambda texts: [[1.0, 0.0] for _ in texts])
+    embedder = SimpleNamespace(model="m", dim=2, embed=lambda texts: [[1.0, 0.0] for _ in texts], **embedder_fields)
     ctx: Any = SimpleNamespace(embedder=embedder, ports=SimpleNamespace(index=index), scope=None)
-    tools._similar(ctx, RecallArgs(query="alpha"), flt=None, pool=tools.POOL, strict=strict)  # type: ignore[arg-type]
+    pools = candidates.gather(ctx, "", None, mode, pool=POOL, prefer_working=False, full=False)  # type: ignore[arg-type]
     (query,) = index.asked
+    assert pools.lexical == [] and pools.similar == []
     return query.min_score
 
 
-def test_hybrid_asks_the_vector_search_for_its_nearest_whatever_their_similarity_and_semantic_from_min_similarity() -> (
-    None
-):
-    assert floor_asked(strict=False) == 0.0
-    assert floor_asked(strict=True) == tools.MIN_SIMILARITY
+def test_hybrid_asks_the_vector_search_for_its_nearest_whatever_their_similarity_and_semantic_from_the_floor() -> None:
+    assert floor_asked("hybrid") == 0.0
+    assert floor_asked("semantic") == MIN_SIMILARITY
+    assert floor_asked("semantic", min_similarity=0.12) == 0.12
+    assert floor_asked("hybrid", min_similarity=0.12) == 0.0

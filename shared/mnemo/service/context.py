@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from mnemo.errors import NotFound
 from mnemo.models.records import MemoryRecord, Project, RateLimits
 from mnemo.models.tools import ProjectRef
 from mnemo.ports import Embedder, MemoryFilter, Ports, Scope
 from mnemo.service.identity import Caller
+
+if TYPE_CHECKING:
+    from mnemo.service.retrieval.fusion import Fusion
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +33,8 @@ class CallContext:
     default_limits: RateLimits = field(default_factory=RateLimits)
     #: the embedder of meaning (None: words only)
     embedder: Embedder | None = None
+    #: how hybrid recall fuses its two halves (None: the adopted rule, ``retrieval.fusion.ADOPTED``)
+    fusion: Fusion | None = None
     #: the OAuth issuers whose tokens this deployment accepts (the first: a new binding's default)
     issuers: tuple[str, ...] = ()
     #: refuse writes holding a secret: the workspace's setting (``Workspace.secret_check``)

@@ -25,6 +25,7 @@ from mnemo.service.context import CallContext
 from mnemo.service.identity import Caller, bearer_secret, looks_like_jwt
 from mnemo.service.operations import Operation
 from mnemo.service.principals import TokenAuth
+from mnemo.service.retrieval.fusion import Fusion
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +65,20 @@ class Service:
         embedder: Embedder | None,
         default_limits: RateLimits | None = None,
         tokens: TokenAuth | None = None,
+        fusion: Fusion | None = None,
     ) -> None:
         """``embedder`` is the embedder of meaning the composition root chose (``mnemo.runtime``
         from ``MNEMO_EMBEDDER``); None: words only. ``tokens``: how OAuth access tokens are
-        accepted (None: API keys only)."""
+        accepted (None: API keys only). ``fusion``: how hybrid recall fuses its two halves (None:
+        the adopted rule, ``mnemo.service.retrieval.fusion.ADOPTED``; bench/fusion.py passes others)."""
         self.ports = ports
         #: how OAuth access tokens are accepted (None: API keys only)
         self.tokens = tokens
         self.default_limits = default_limits or RateLimits()
         #: the embedder of meaning (None: words only); the same on every backend by default
         self.embedder = embedder
+        #: hybrid recall's fusion rule (None: the adopted one)
+        self.fusion = fusion
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -182,6 +187,7 @@ class Service:
             params=dict(params or {}),
             default_limits=self.default_limits,
             embedder=self.embedder,
+            fusion=self.fusion,
             issuers=self.tokens.issuers if self.tokens else (),
             # the workspace admission read: no extra read (AWS caches it for ``tenant_cache_s``)
             secret_check=workspace.secret_check if workspace is not None else True,

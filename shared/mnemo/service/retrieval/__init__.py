@@ -6,8 +6,10 @@ terms matched where, the forgiving re-ranking, the ``no_match`` diagnosis, dedup
 token packing are computed in Python from the records with :mod:`mnemo.text`. See
 docs/retrieval.md for the rules as a user sees them.
 
-Modules by job: ``matching`` (a hit against the query), ``explain`` (results and their reasons),
-``diagnosis`` (``no_match``), ``packing`` (recall_context's block) and ``tools`` (the three tools).
+Modules by job, recall's pipeline in order: ``candidates`` (both halves' pools), ``fusion`` (the
+rule that ranks them as one, passed in by the service), ``explain`` (results and their reasons);
+beside them ``matching`` (a hit against the query), ``diagnosis`` (``no_match``), ``packing``
+(recall_context's block) and ``tools`` (the three tools, each the pipeline's entry).
 """
 
 from mnemo.service.retrieval.tools import recall, recall_context, search_memory
