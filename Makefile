@@ -183,10 +183,12 @@ bench: $(ENV)
 openapi: $(ENV)
 	$(BIN)/python -m mnemo.api.openapi shared/mnemo/api/openapi.json
 
-## docs: regenerate the tool reference in docs/api.md from the registry and the models
-## (tests/unit/test_api_reference.py fails when the committed file is out of date)
+## docs: regenerate the tool reference in docs/api.md from the registry and the models, and the
+## settings table in docs/configuration.md from mnemo.config.Settings (tests/unit/test_api_reference.py
+## and tests/unit/test_settings_reference.py fail when a committed file is out of date)
 docs: $(ENV)
 	$(BIN)/python scripts/api_reference.py docs/api.md
+	$(BIN)/python scripts/settings_reference.py docs/configuration.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(CLIENTS)/node_modules

@@ -1,22 +1,48 @@
 """Configuration: one validated model, read from the environment once per process.
 
-Each field comes from ``MNEMO_<FIELD>`` (any case); a value given to the constructor wins over the
-environment, and variables that name no field are ignored. The environment is read here rather
-than through pydantic-settings, which offers far more (dotenv files, secrets dirs, CLI parsing,
-JSON-decoded nested values) than these flat fields need, and whose ``BaseSettings`` cost ≈ 45 ms of
-CPU more per Lambda cold import (bench/results/coldstart-built.md); pydantic still parses and
-validates every value ("true" → True, "5" → 5.0, a path → Path).
+Every ``MNEMO_*`` variable Mnemo reads is a field of :class:`Settings`, from ``MNEMO_<FIELD>`` (any
+case); a value given to the constructor wins over the environment (the CLI's flags). The fields of
+the ``mnemo hook`` client are declared in :mod:`mnemo.clientconfig` (standard library only: the
+hook's cold start) and inherited here. docs/configuration.md is generated from this module
+(``make docs``). A variable that names no field is one warning line at start naming the closest
+field (:func:`unknown_variables`), since a misspelt setting would otherwise be silently ignored.
+
+The environment is read here rather than through pydantic-settings, whose ``BaseSettings`` costs
+more CPU per Lambda cold import (bench/results/coldstart-built.md) for features these flat fields
+do not need; pydantic still parses and validates every value.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-ENV_PREFIX = "MNEMO_"
+from mnemo.clientconfig import ENV_PREFIX, ClientSettings
+
+#: ``MNEMO_*`` variables that are not Mnemo's settings, so never warned about: the repository's
+#: tooling (test suites, scripts) and the client examples of README and docs/agents.md
+NOT_SETTINGS = {
+    "MNEMO_SAM": "tests/built: the SAM CLI to build with",
+    "MNEMO_SUITES_LOGS": "scripts/suites.py: where the suites' logs go",
+    "MNEMO_CHROMIUM": "tests: the browser of the console's tests",
+    "MNEMO_CHROMEDRIVER": "tests: its driver",
+    "MNEMO_OPENSEARCH_USER": "tests: the user the test OpenSearch node runs as",
+    "MNEMO_OPENSEARCH_CACHE": "scripts/opensearch.sh: where the distribution is kept",
+    "MNEMO_OPENSEARCH_VERSION": "scripts/opensearch.sh: which distribution",
+    "MNEMO_KEYCLOAK_CACHE": "scripts/keycloak.sh: where the distribution is kept",
+    "MNEMO_KEYCLOAK_VERSION": "scripts/keycloak.sh: which distribution",
+    "MNEMO_KEYCLOAK_JAVA_HOME": "scripts/keycloak.sh: the Java it runs on",
+    "MNEMO_MCP": "README's TypeScript client example: the MCP endpoint",
+    "MNEMO_AUTH": "docs/agents.md's mcp-remote example: the Authorization header",
+}
+#: prefixes of the test suites' own variables (``MNEMO_REQUIRE_OPENSEARCH``, ``MNEMO_TEST_*``)
+NOT_SETTINGS_PREFIXES = ("MNEMO_REQUIRE_", "MNEMO_TEST_")
 
 
 def environment() -> dict[str, str]:
@@ -24,17 +50,38 @@ def environment() -> dict[str, str]:
     return {k[len(ENV_PREFIX) :].lower(): v for k, v in os.environ.items() if k.upper().startswith(ENV_PREFIX)}
 
 
+def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One warning line per ``MNEMO_*`` variable that is no setting, naming the closest one."""
+    known = [name.upper() for name in Settings.model_fields]
+    lines = []
+    for name in sorted(os.environ if environ is None else environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper[len(ENV_PREFIX) :] in known or upper in NOT_SETTINGS:
+            continue
+        if upper.startswith(NOT_SETTINGS_PREFIXES):
+            continue
+        close = difflib.get_close_matches(upper[len(ENV_PREFIX) :], known, n=1, cutoff=0.6)
+        hint = f"; did you mean {ENV_PREFIX}{close[0]}?" if close else " (docs/configuration.md lists the settings)"
+        lines.append(f"mnemo: warning: {name} is not a Mnemo setting and is ignored{hint}")
+    return lines
+
+
 def split_list(value: str) -> list[str]:
     """A comma-separated setting as its non-empty items."""
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-class Settings(BaseModel):
+# ``key`` is re-declared below as a secret (never in a repr); pydantic warns of any re-declaration
+warnings.filterwarnings("ignore", message='Field name "key" in "Settings" shadows', category=UserWarning)
+
+
+class Settings(BaseModel, ClientSettings):
     model_config = ConfigDict(extra="ignore", validate_default=True, defer_build=True)
 
     def __init__(self, **values: Any) -> None:
         super().__init__(**{**environment(), **values})
 
+    #: where memories live: ``sqlite`` (one file in ``data_dir``) or ``aws`` (DynamoDB + OpenSearch)
     backend: Literal["sqlite", "aws"] = "sqlite"
     #: the embedded backend's folder (SQLite file ``mnemo.db`` inside)
     data_dir: Path = Path(".mnemo")
@@ -74,6 +121,7 @@ class Settings(BaseModel):
     aws_region: str | None = None
     #: e.g. a moto server or DynamoDB Local; None = the regional AWS endpoint
     dynamodb_endpoint_url: str | None = None
+    #: the DynamoDB tables (template.yaml names them per stack)
     memories_table: str = "mnemo-memories"
     tenants_table: str = "mnemo-tenants"
     rate_table: str = "mnemo-rate-limits"
@@ -82,6 +130,7 @@ class Settings(BaseModel):
     tenant_cache_s: float = Field(default=5.0, ge=0)
     #: create the tables (from template.yaml's key schemas) when missing — local use only
     aws_create_tables: bool = False
+    #: the OpenSearch node or Amazon OpenSearch Service domain
     opensearch_endpoint: str = "http://127.0.0.1:9200"
     #: the alias every read and write goes through; the index behind it is ``<alias>-v1``
     opensearch_index: str = "mnemo-memories"
@@ -93,7 +142,9 @@ class Settings(BaseModel):
     opensearch_refresh_interval: str = "1s"
     #: sign requests with SigV4 (Amazon OpenSearch Service); needs a region
     opensearch_sigv4: bool = False
+    #: one OpenSearch request's timeout
     opensearch_timeout_s: float = Field(default=5.0, gt=0)
+    #: the primary shards and replicas of an index created here
     opensearch_shards: int = Field(default=1, ge=1)
     opensearch_replicas: int = Field(default=0, ge=0)
     #: the vector layout of an index created here: ``hnsw`` (Lucene HNSW graph, ``knn`` queries)
@@ -141,6 +192,7 @@ class Settings(BaseModel):
     # -- background jobs (mnemo.service.cleanup, mnemo.service.indexer) ---------------------
     #: items one cleanup run may examine (the deadline, from Lambda's remaining time, also bounds it)
     cleanup_max_items: int = Field(default=5000, ge=1)
+    #: items one page of a cleanup run reads
     cleanup_page_size: int = Field(default=100, ge=1, le=1000)
     #: how long delete tombstones stay in the index; well beyond OpenSearch's 60 s gc_deletes and
     #: the stream indexer's verification age, so no late write can resurrect a deleted memory
@@ -148,6 +200,7 @@ class Settings(BaseModel):
     #: stream changes older than this are checked against the store before they are indexed
     indexer_verify_after_s: int = Field(default=300, ge=1)
 
+    # -- browsers and host names (api/origin.py) -------------------------------------------
     #: origins (comma-separated) allowed to call from a browser besides loopback and the API's
     #: own (template.yaml's CorsAllowOrigins); see api/origin.py
     allowed_origins: str = ""
@@ -155,6 +208,27 @@ class Settings(BaseModel):
     #: host names (comma-separated) this server answers to besides loopback names, IP addresses
     #: and the API's own domain: ``mnemo serve --host 0.0.0.0`` reached by a name; see api/origin.py
     allowed_hosts: str = ""
+
+    # -- the local server and the CLI ----------------------------------------------------------
+    #: ``mnemo serve``'s port (``--port`` wins); 0 picks a free one
+    port: int = 8787
+    #: the admin key of a new, empty store (``mnemo serve``, ``mnemo mcp``; at least 16 characters);
+    #: None = a generated one, printed once
+    bootstrap_key: SecretStr | None = None
+    #: the workspace of a CLI command without ``--workspace``; None = the store's only one
+    workspace: str | None = None
+    #: the ``mnemo hook`` client's key (:mod:`mnemo.clientconfig`), here never shown in a repr
+    key: SecretStr | None = None  # type: ignore[assignment]
+
+    @field_validator("bootstrap_key", "workspace", "key", "project", "hook_state_dir", "hook_deadline_s", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        """``MNEMO_BOOTSTRAP_KEY=`` (set, empty) means unset, as it did when read by hand."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def bootstrap_plain_key(self) -> str | None:
+        return self.bootstrap_key.get_secret_value() if self.bootstrap_key is not None else None
 
     @property
     def origins(self) -> list[str]:

@@ -7,7 +7,7 @@ Tests call :func:`use` to inject their own service."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,10 +24,17 @@ _service: Service | None = None
 
 
 def settings() -> Settings:
+    """The process's settings: those :func:`use` was given (the CLI builds its own), else the
+    environment's, read once; a variable that names no setting is one warning in the log."""
     global _settings
     with _lock:
         if _settings is None:
             _settings = Settings()
+            from mnemo.config import unknown_variables
+            from mnemo.observability import logger
+
+            for line in unknown_variables():
+                logger.warning(line)
         return _settings
 
 
@@ -46,16 +53,16 @@ def build_ports(cfg: Settings) -> Ports:
     return backend
 
 
-def resolve_embedder_env(environ: MutableMapping[str, str]) -> str | None:
-    """``MNEMO_EMBEDDER`` unset or ``auto`` (the default) replaced in ``environ`` by the embedder it
-    stands for here (``mnemo.embedding.resolve``), so that the processes a server starts inherit one
-    choice; the line to tell the user when that is the ``static`` fallback, else None."""
+def resolve_embedder(cfg: Settings) -> tuple[Settings, str | None]:
+    """``cfg`` with ``embedder = auto`` (the default) replaced by the embedder it stands for here
+    (``mnemo.embedding.resolve``), so that the processes a server starts, handed these settings, run
+    one choice; and the line to tell the user when that is the ``static`` fallback, else None."""
     from mnemo.embedding import FALLBACK, resolve
 
-    if environ.get("MNEMO_EMBEDDER", "auto").strip().lower() != "auto":
-        return None
-    environ["MNEMO_EMBEDDER"] = resolve("auto")
-    return FALLBACK if environ["MNEMO_EMBEDDER"] == "static" else None
+    if cfg.embedder.strip().lower() != "auto":
+        return cfg, None
+    concrete = resolve("auto")
+    return cfg.model_copy(update={"embedder": concrete}), FALLBACK if concrete == "static" else None
 
 
 def build_token_auth(cfg: Settings) -> TokenAuth | None:

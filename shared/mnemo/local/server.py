@@ -24,7 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mnemo.config import Settings
 from urllib.parse import urlsplit
 
 from mnemo.api.errors import where
@@ -201,6 +204,9 @@ class ServeOptions:
     #: feed the memories table's stream to the indexer, as Lambda's event source mapping does
     #: (the AWS backend: ``mnemo.local.stream``)
     follow_stream: bool = False
+    #: the settings the handler instances and the stream follower run with (None: each process
+    #: reads the environment's)
+    settings: Settings | None = None
 
 
 class _Stop(Exception):
@@ -226,10 +232,11 @@ def serve(
             max_instances=options.max_instances,
             budget_s=options.budget_s,
             metrics_to=options.metrics_to,
+            settings=options.settings,
         )
     )
     server = LocalServer(options.host, options.port, pool)  # listening: connections queue until served
-    follower = StreamFollower() if options.follow_stream else None
+    follower = StreamFollower(options.settings) if options.follow_stream else None
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if bound is not None:

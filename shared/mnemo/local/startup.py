@@ -1,6 +1,6 @@
 """The start of ``mnemo serve``, in the order that loses nothing.
 
-1. :func:`plan` reads and checks everything that needs no side effect: the settings, the port,
+1. :func:`plan` checks everything that needs no side effect: the settings, the port,
    ``MNEMO_BOOTSTRAP_KEY``'s length, the data folder's kind;
 2. ``mnemo.local.server.serve`` binds the socket (a port in use fails here, before the store is
    touched: :func:`bind_error` says so), then calls back, before it starts the handler instances;
@@ -21,21 +21,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mnemo.local.cli.output import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE, missing_aws_extra, settings_error
+from mnemo.local.cli.output import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE, missing_aws_extra
 
 if TYPE_CHECKING:
     from mnemo.config import Settings
     from mnemo.ports import Ports
     from mnemo.service.tenancy import NewKey
 
-DEFAULT_PORT = 8787
 #: how long ``mnemo serve --backend aws`` waits for its index's primary shards to start
 INDEX_WAIT_S = 30.0
 
@@ -76,36 +74,19 @@ class FirstStart:
     notes: list[str] = field(default_factory=list)
 
 
-def settings() -> Settings:
-    """The validated settings, or a usage error naming the environment variable at fault."""
-    from pydantic import ValidationError
-
-    from mnemo import runtime
-
-    try:
-        return runtime.settings()
-    except ValidationError as exc:
-        raise StartupError(settings_error(exc), "usage", EXIT_USAGE) from None
-
-
-def plan(host: str, port: int | None, command: str = "mnemo") -> Plan:
-    """Everything checked without a side effect."""
+def plan(cfg: Settings, host: str, port: int | None, command: str = "mnemo") -> Plan:
+    """Everything checked without a side effect (``cfg``: the validated settings)."""
     from mnemo.errors import InvalidRequest
     from mnemo.service import tenancy
 
-    cfg = settings()
     missing = missing_aws_extra() if cfg.backend == "aws" else None
     if missing is not None:
         raise StartupError(missing, "usage", EXIT_USAGE)
     if port is None:
-        raw = os.environ.get("MNEMO_PORT", "").strip() or str(DEFAULT_PORT)
-        try:
-            port = int(raw)
-        except ValueError:
-            raise StartupError(f"MNEMO_PORT must be a port number, not {raw!r}", "usage", EXIT_USAGE) from None
+        port = cfg.port
     if not 0 <= port <= 65535:
         raise StartupError(f"port {port} is out of range: use 1-65535 (0 picks a free one)", "usage", EXIT_USAGE)
-    bootstrap_key = os.environ.get("MNEMO_BOOTSTRAP_KEY") or None
+    bootstrap_key = cfg.bootstrap_plain_key
     if bootstrap_key is not None:
         try:
             tenancy.check_plain_key(bootstrap_key)

@@ -31,7 +31,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mnemo.config import Settings
 
 log = logging.getLogger("mnemo.local")
 
@@ -352,7 +355,7 @@ class _PipeStop:
         return self._set
 
 
-def follow(stop: Any) -> None:
+def follow(stop: Any, settings: Settings | None = None) -> None:
     """A child process of ``mnemo serve --backend aws``: the indexer's handler (the very module
     Lambda runs) fed from the stream until the server sends on, or closes, ``stop`` (the child's
     end of a pipe)."""
@@ -368,6 +371,8 @@ def follow(stop: Any) -> None:
     from functions.indexer.handler import lambda_handler
     from mnemo import runtime
 
+    if settings is not None:
+        runtime.use(None, settings)
     dynamodb, streams = clients(runtime.settings())
     mapping = StreamMapping(dynamodb, streams, runtime.settings().memories_table, lambda_handler)
     mapping.run(_PipeStop(stop))
@@ -376,16 +381,19 @@ def follow(stop: Any) -> None:
 class StreamFollower:
     """Starts and stops :func:`follow` in a child process (``mnemo serve --backend aws``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         import multiprocessing
 
+        self._settings = settings
         self._context = multiprocessing.get_context("spawn")
         self._stop: Any = None
         self._process: Any = None
 
     def start(self) -> None:
         child_end, self._stop = self._context.Pipe(duplex=False)
-        self._process = self._context.Process(target=follow, args=(child_end,), name="mnemo-stream", daemon=True)
+        self._process = self._context.Process(
+            target=follow, args=(child_end, self._settings), name="mnemo-stream", daemon=True
+        )
         self._process.start()
         child_end.close()
 

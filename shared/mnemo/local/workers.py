@@ -36,7 +36,10 @@ import time
 import warnings
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mnemo.config import Settings
 
 from mnemo import coldstart
 from mnemo.local.gateway import FUNCTION_TIMEOUT_S, Answer, spec_error
@@ -66,6 +69,8 @@ class PoolOptions:
     #: what each instance runs, as ``module:attribute`` (a class with LocalGateway's ``warm``,
     #: ``dispatch`` and ``close``); tests give instances a gateway of their own
     gateway: str = "mnemo.local.gateway:LocalGateway"
+    #: the server's settings, handed to each instance (None: each reads the environment's)
+    settings: Settings | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_instances <= self.max_instances:
@@ -296,7 +301,7 @@ class WorkerPool:
         parent_end, child_end = self._context.Pipe(duplex=True)
         process = self._context.Process(  # type: ignore[attr-defined]
             target=instance_main,
-            args=(child_end, self.options.gateway, self.options.metrics_to),
+            args=(child_end, self.options.gateway, self.options.metrics_to, self.options.settings),
             name="mnemo-instance",
             daemon=True,
         )
@@ -316,13 +321,19 @@ class WorkerPool:
 # -- inside a worker process --
 
 
-def instance_main(conn: Connection, gateway_path: str, metrics_to: str | None) -> None:
+def instance_main(
+    conn: Connection, gateway_path: str, metrics_to: str | None, settings: Settings | None = None
+) -> None:
     """A worker's life: warm up, then serve one invocation at a time until told to stop."""
     # Ctrl-C reaches the whole process group: the server stops its instances itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not _end_with_parent():
         return  # the forkserver (so the server) died before this instance was set to follow it
     warnings.filterwarnings("ignore", message="No application metrics to publish")
+    if settings is not None:
+        from mnemo import runtime
+
+        runtime.use(None, settings)
     module, _, attribute = gateway_path.partition(":")
     gateway = getattr(importlib.import_module(module), attribute)()
     gateway.warm()

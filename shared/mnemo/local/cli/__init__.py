@@ -23,11 +23,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-#: numpy's OpenBLAS starts a thread per core and, for the small products of one query's embedding
-#: (``MNEMO_EMBEDDER=minilm``), its threads spin: ≈ 500 ms per memory against 24-29 ms on one
-#: thread on a shared two-core machine (docs/retrieval.md, "minilm"). Set before anything imports
-#: numpy; an explicit setting wins.
-THREAD_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
+#: Defaults for libraries that take their configuration from the environment only, set before
+#: anything imports them (an explicit setting wins); Mnemo's own settings are never written there
+#: (``context.configure`` hands them to the runtime). numpy's OpenBLAS starts a thread per core,
+#: whose threads spin on the small products of one query's embedding (``MNEMO_EMBEDDER=minilm``;
+#: docs/retrieval.md, "minilm"). Outside Lambda Powertools has no X-Ray daemon to trace to, and its
+#: metrics would print EMF blobs to the console (``mnemo serve --metrics`` collects them instead).
+LIBRARY_DEFAULTS = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_METRICS_NAMESPACE": "Mnemo",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -37,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemo.local.cli.hook import main as hook_main
 
         return hook_main(argv[1:])
-    for name, value in THREAD_DEFAULTS.items():
+    for name, value in LIBRARY_DEFAULTS.items():
         os.environ.setdefault(name, value)
     from mnemo.local.cli.parser import build_parser
 

@@ -1,58 +1,53 @@
-"""Where a command acts: the settings its flags set, the service over the chosen backend, the
-workspace and project it names."""
+"""Where a command acts: its settings (the environment's, its flags first), the service over the
+chosen backend, the workspace and project it names."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mnemo.config import Settings
     from mnemo.models.records import Project
     from mnemo.service.pipeline import Service
 
 from mnemo.local.cli.output import UsageError, command_prefix, missing_aws_extra, settings_error
 
 
-def local_environment(backend: str | None, data_dir: str | None) -> None:
-    """Settings are environment-driven (read once); the CLI's flags just set them first."""
-    if backend:
-        os.environ["MNEMO_BACKEND"] = backend
-    if data_dir:
-        os.environ["MNEMO_DATA_DIR"] = data_dir
-    # Outside Lambda: no X-Ray daemon, and metrics would only print EMF blobs to the console.
-    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Mnemo")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-    resolve_embedder()
+def configure(args: argparse.Namespace) -> Settings:
+    """The command's settings: the environment's, with its flags' values first, handed to the
+    runtime (``runtime.use``) -- nothing is written to ``os.environ``. Each ``MNEMO_*`` variable
+    that names no setting is one warning line on stderr."""
+    from pydantic import ValidationError
 
-
-def resolve_embedder() -> None:
-    """``MNEMO_EMBEDDER=auto`` (the default) made concrete once, in this process's environment, so a
-    server's workers and stream follower inherit the same embedder; a fallback to ``static`` is one
-    line on stderr (never stdout: ``mnemo mcp`` speaks the protocol there)."""
     from mnemo import runtime
+    from mnemo.config import Settings, unknown_variables
 
-    fallback = runtime.resolve_embedder_env(os.environ)
+    flags = {name: getattr(args, name, None) for name in ("backend", "data_dir")}
+    try:
+        cfg = Settings(**{name: value for name, value in flags.items() if value})
+    except ValidationError as exc:
+        raise UsageError(settings_error(exc)) from None
+    for line in unknown_variables():
+        print(line, file=sys.stderr, flush=True)
+    # ``MNEMO_EMBEDDER=auto`` (the default) made concrete once, so a server's workers and stream
+    # follower, handed these settings, run the same embedder; a fallback to ``static`` is one line
+    # on stderr (never stdout: ``mnemo mcp`` speaks the protocol there)
+    cfg, fallback = runtime.resolve_embedder(cfg)
     if fallback:
         print(fallback, file=sys.stderr, flush=True)
+    runtime.use(None, cfg)
+    return cfg
 
 
 def service(args: argparse.Namespace) -> Service:
     """The service over the chosen backend. Only ``serve`` (and ``mcp``) create a data folder: for
     every other command a folder that is not there is a mistyped path, refused before it exists."""
-    local_environment(args.backend, args.data_dir)
-    from pydantic import ValidationError
-
+    cfg = configure(args)
     from mnemo import runtime
     from mnemo.errors import NotFound
 
-    try:
-        cfg = runtime.settings()
-    except ValidationError as exc:
-        raise UsageError(settings_error(exc)) from None
     missing = missing_aws_extra() if cfg.backend == "aws" else None
     if missing is not None:
         raise UsageError(missing)
@@ -66,7 +61,9 @@ def service(args: argparse.Namespace) -> Service:
 
 def workspace_of(svc: Service, args: argparse.Namespace) -> str:
     """--workspace, else $MNEMO_WORKSPACE, else the store's only workspace."""
-    chosen = args.workspace or os.environ.get("MNEMO_WORKSPACE")
+    from mnemo import runtime
+
+    chosen = args.workspace or runtime.settings().workspace
     if chosen:
         return str(chosen)
     workspaces = svc.ports.tenants.list_workspaces()

@@ -17,16 +17,9 @@ It fails open: a server that is down, slow, refusing or answering nonsense costs
 nothing -- no output, one line on stderr, exit 0, within the hook's own deadline. The module uses
 the standard library only (no pydantic, no service): a hook's cold start is paid on every prompt.
 
-Configuration, from the environment (Claude Code passes its own to hooks):
-
-``MNEMO_URL`` (default ``http://127.0.0.1:8787``) and ``MNEMO_KEY`` -- the server and a key with
-``memory:read`` (and ``admin`` to create a project on first use); ``MNEMO_PROJECT`` -- a fixed
-project instead of the repository's; ``MNEMO_HOOK_PROJECT_FROM`` -- ``remote`` (default: the
-origin remote's repository name, else the folder's name) or ``folder``; ``MNEMO_HOOK_OFF`` --
-events to skip, comma-separated (``UserPromptSubmit,Stop``); ``MNEMO_HOOK_STATE_DIR`` -- where
-the once-per-session marks live; ``MNEMO_HOOK_SESSION_TOKENS`` / ``MNEMO_HOOK_PROMPT_TOKENS`` --
-budgets; ``MNEMO_HOOK_MIN_SIMILARITY`` -- the prompt threshold; ``MNEMO_HOOK_DEADLINE_S`` -- seconds
-the hook waits for the server in all (default per event: ``DEADLINE_S``).
+Its settings (``MNEMO_URL``, ``MNEMO_KEY``, ``MNEMO_PROJECT``, ``MNEMO_HOOK_*``; Claude Code passes
+its environment to hooks) are declared in :mod:`mnemo.clientconfig`, the standard-library part of
+``mnemo.config.Settings``, and listed in docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -41,17 +34,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-DEFAULT_URL = "http://127.0.0.1:8787"
+from mnemo.clientconfig import ClientSettings, read
+
+DEFAULT_URL = ClientSettings.url
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
 
 #: the whole hook's deadline in seconds per event, well under the timeouts hooks.json gives Claude Code
 DEADLINE_S = {"SessionStart": 4.0, "UserPromptSubmit": 2.0, "PreCompact": 2.0, "Stop": 2.0}
-SESSION_TOKENS = 1200
-PROMPT_TOKENS = 300
+SESSION_TOKENS = ClientSettings.hook_session_tokens
+PROMPT_TOKENS = ClientSettings.hook_prompt_tokens
 PROMPT_RESULTS = 3
-#: the cosine of prompt and memory under which a memory is not injected: the lowest at which no
-#: everyday coding prompt injects, with minilm (the default) and static alike (bench/hook_threshold.py)
-MIN_SIMILARITY = 0.45
+MIN_SIMILARITY = ClientSettings.hook_min_similarity
 #: prompts shorter than this many characters (after trimming), or slash commands, look nothing up
 MIN_PROMPT_CHARS = 12
 #: characters of the prompt sent as the query (a pasted log need not travel whole)
@@ -203,10 +196,10 @@ def remote_repository(cwd: Path) -> str | None:
 
 def resolve_project(cwd: Path, env: dict[str, str]) -> tuple[str, str]:
     """The project's slug and where it came from."""
-    fixed = env.get("MNEMO_PROJECT", "").strip()
-    if fixed:
-        return fixed, "MNEMO_PROJECT"
-    if env.get("MNEMO_HOOK_PROJECT_FROM", "remote") != "folder":
+    cfg = read(env)
+    if cfg.project:
+        return cfg.project, "MNEMO_PROJECT"
+    if cfg.hook_project_from != "folder":
         name = remote_repository(cwd)
         slug = slugify(name) if name else None
         if slug:
@@ -222,9 +215,9 @@ def resolve_project(cwd: Path, env: dict[str, str]) -> tuple[str, str]:
 
 
 def state_dir(env: dict[str, str]) -> Path:
-    chosen = env.get("MNEMO_HOOK_STATE_DIR")
-    if chosen:
-        return Path(chosen)
+    chosen = read(env).hook_state_dir
+    if chosen is not None:
+        return chosen
     base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "mnemo" / "hooks"
 
@@ -257,20 +250,6 @@ def _sweep(folder: Path) -> None:
 # ---- the events --------------------------------------------------------------------------------
 
 
-def _int_env(env: dict[str, str], name: str, default: int) -> int:
-    try:
-        return max(1, int(env[name]))
-    except (KeyError, ValueError):
-        return default
-
-
-def _float_env(env: dict[str, str], name: str, default: float) -> float:
-    try:
-        return float(env[name])
-    except (KeyError, ValueError):
-        return default
-
-
 def _context(event: str, text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
@@ -282,7 +261,7 @@ def _recall_context(client: Client, slug: str, budget: int) -> dict[str, Any]:
 def session_start(event: dict[str, Any], env: dict[str, str], client: Client) -> dict[str, Any] | None:
     cwd = Path(str(event.get("cwd") or os.getcwd()))
     slug, origin = resolve_project(cwd, env)
-    budget = _int_env(env, "MNEMO_HOOK_SESSION_TOKENS", SESSION_TOKENS)
+    budget = max(1, read(env).hook_session_tokens)
     created = False
     try:
         result = _recall_context(client, slug, budget)
@@ -344,8 +323,9 @@ def user_prompt_submit(event: dict[str, Any], env: dict[str, str], client: Clien
         return None
     cwd = Path(str(event.get("cwd") or os.getcwd()))
     slug, _ = resolve_project(cwd, env)
-    threshold = _float_env(env, "MNEMO_HOOK_MIN_SIMILARITY", MIN_SIMILARITY)
-    budget = _int_env(env, "MNEMO_HOOK_PROMPT_TOKENS", PROMPT_TOKENS)
+    cfg = read(env)
+    threshold = cfg.hook_min_similarity
+    budget = max(1, cfg.hook_prompt_tokens)
     try:
         result = client.tool(
             "recall",
@@ -430,11 +410,11 @@ def stop(event: dict[str, Any], env: dict[str, str]) -> dict[str, Any] | None:
 def answer(event_name: str, event: dict[str, Any], env: dict[str, str], started: float) -> dict[str, Any] | None:
     if event_name in ("PreCompact", "Stop"):
         return (pre_compact if event_name == "PreCompact" else stop)(event, env)
-    key = env.get("MNEMO_KEY", "")
-    if not key:
+    cfg = read(env)
+    if not cfg.key:
         raise HookFailed("MNEMO_KEY is not set (a key with memory:read; see docs/agents.md)")
-    deadline = _float_env(env, "MNEMO_HOOK_DEADLINE_S", DEADLINE_S[event_name])
-    client = Client(env.get("MNEMO_URL") or DEFAULT_URL, key, started + deadline)
+    deadline = cfg.hook_deadline_s if cfg.hook_deadline_s is not None else DEADLINE_S[event_name]
+    client = Client(cfg.url, cfg.key, started + deadline)
     if event_name == "SessionStart":
         return session_start(event, env, client)
     return user_prompt_submit(event, env, client)
@@ -443,7 +423,7 @@ def answer(event_name: str, event: dict[str, Any], env: dict[str, str], started:
 def run(event_name: str, stdin: Any, stdout: Any, stderr: Any, env: dict[str, str]) -> int:
     """Always exit 0: a hook that fails says so on stderr and injects nothing."""
     started = time.monotonic()
-    off = {name.strip() for name in env.get("MNEMO_HOOK_OFF", "").split(",")}
+    off = {name.strip() for name in read(env).hook_off.split(",")}
     if event_name in off:
         return 0
     try:

@@ -17,7 +17,7 @@ import signal
 import sys
 from typing import IO
 
-from mnemo.local.cli.context import local_environment, workspace_of
+from mnemo.local.cli.context import configure, workspace_of
 from mnemo.local.cli.output import Console
 
 #: the ``source`` of memories saved through ``mnemo mcp`` without one
@@ -36,23 +36,25 @@ def protocol_channel() -> IO[bytes]:
 def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     channel = protocol_channel()
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-    local_environment(args.backend, args.data_dir)
+    cfg = configure(args)
     from mnemo import coldstart, runtime
     from mnemo.api.routers.mcp import serve_stdio
     from mnemo.service import tenancy
     from mnemo.service.identity import local_caller
 
     svc = runtime.warm()  # the model loads before the host's first call, not during it
-    created = tenancy.bootstrap(svc.ports, plain_key=os.environ.get("MNEMO_BOOTSTRAP_KEY") or None)
+    created = tenancy.bootstrap(
+        svc.ports, plain_key=cfg.bootstrap_key.get_secret_value() if cfg.bootstrap_key else None
+    )
     if created is not None:
         console.note("mnemo mcp: created the default workspace and project. Admin API key for HTTP (shown once):")
         console.note(f"  {created.plain}")
     workspace_id = workspace_of(svc, args)
-    project = tenancy.project(svc.ports, workspace_id, args.project or os.environ.get("MNEMO_PROJECT") or None)
+    project = tenancy.project(svc.ports, workspace_id, args.project or cfg.project)
     caller = local_caller(workspace_id, project.id, LOCAL_LABEL)
     coldstart.freeze()  # what starting loaded stays out of the collector's walks (a p99 of recall)
     try:
-        serve_stdio(svc, caller, sys.stdin.buffer, channel, max_message_bytes=runtime.settings().max_body_bytes)
+        serve_stdio(svc, caller, sys.stdin.buffer, channel, max_message_bytes=cfg.max_body_bytes)
     except (KeyboardInterrupt, BrokenPipeError):  # the host went away
         pass
     finally:

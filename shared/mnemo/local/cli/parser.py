@@ -87,9 +87,7 @@ def cmd_import_any(args: argparse.Namespace, console: Any) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # here, not at the top: mnemo.local.startup needs this package's output module, and the
-    # startup module may be imported first (python -c "import mnemo.local.startup" works)
-    from mnemo.local.startup import DEFAULT_PORT
+    from mnemo.config import Settings  # here: pydantic only once a command is parsed
 
     parser = argparse.ArgumentParser(
         prog="mnemo",
@@ -103,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the local HTTP server (REST and MCP)", parents=[common])
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, help=f"default: $MNEMO_PORT or {DEFAULT_PORT}")
+    serve.add_argument("--port", type=int, help=f"default: $MNEMO_PORT or {Settings.model_fields['port'].default}")
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request and its metrics (stderr)")
     serve.add_argument(
         "--workers",

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mnemo.ports import Ports
 
-from mnemo.local.cli.context import local_environment, service
-from mnemo.local.cli.output import EXIT_ERROR, EXIT_OK, Console, command_prefix
+from mnemo.local.cli.context import configure, service
+from mnemo.local.cli.output import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Console, UsageError, command_prefix
 
 __all__ = ["cmd_cleanup", "cmd_serve"]
 
@@ -20,7 +20,6 @@ __all__ = ["cmd_cleanup", "cmd_serve"]
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start in the order of ``mnemo.local.startup``: check, listen, open, bootstrap, print; any
     failure is one line and an exit code, never a traceback (``-v`` adds it for a bug)."""
-    local_environment(args.backend, args.data_dir)
     from mnemo.local import startup
     from mnemo.local.server import LocalServer, ServeOptions, console_logging, serve
 
@@ -28,7 +27,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     console_logging(args.verbose)
     opened: list[Ports] = []
     try:
-        plan = startup.plan(args.host, args.port, command_prefix(args))
+        try:
+            cfg = configure(args)
+        except UsageError as exc:
+            raise startup.StartupError(str(exc), "usage", EXIT_USAGE) from None
+        plan = startup.plan(cfg, args.host, args.port, command_prefix(args))
         options = ServeOptions(
             host=plan.host,
             port=plan.port,
@@ -37,6 +40,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             metrics_to=args.metrics or ("-" if args.verbose else None),
             # the memories table's stream fed to the indexer, as Lambda's event source mapping does
             follow_stream=plan.cfg.backend == "aws",
+            settings=plan.cfg,
         )
 
         def bound(server: LocalServer) -> None:
@@ -73,7 +77,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_cleanup(args: argparse.Namespace, console: Console) -> int:
     """The scheduled cleanup job, run here on either backend; prints each run's summary (JSON)."""
-    svc = service(args)  # first: it sets the environment Powertools reads on import
+    svc = service(args)
     ports = svc.ports
     from mnemo import runtime
     from mnemo.service.cleanup import CleanupOptions, run_cleanup
