@@ -40,6 +40,7 @@ NOT_SETTINGS = {
     "MNEMO_KEYCLOAK_JAVA_HOME": "scripts/keycloak.sh: the Java it runs on",
     "MNEMO_MCP": "README's TypeScript client example: the MCP endpoint",
     "MNEMO_AUTH": "docs/agents.md's mcp-remote example: the Authorization header",
+    "MNEMO_CALLSPLIT_OUT": "bench/callsplit.py: where the server's stage timings go",
 }
 #: prefixes of the test suites' own variables (``MNEMO_REQUIRE_OPENSEARCH``, ``MNEMO_TEST_*``)
 NOT_SETTINGS_PREFIXES = ("MNEMO_REQUIRE_", "MNEMO_TEST_")
@@ -225,6 +226,16 @@ class Settings(BaseModel, ClientSettings):
     def _empty_is_unset(cls, value: Any) -> Any:
         """``MNEMO_BOOTSTRAP_KEY=`` (set, empty) means unset, as it did when read by hand."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("port", mode="before")
+    @classmethod
+    def _a_port_number(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return int(value.strip() or cls.model_fields["port"].default)
+            except ValueError:
+                raise ValueError(f"must be a port number, not {value!r}") from None
+        return value
 
     @property
     def bootstrap_plain_key(self) -> str | None:

@@ -89,6 +89,8 @@ def settings_error(exc: Any) -> str:
     """A pydantic ValidationError of the settings as one line naming the environment variable."""
     first = exc.errors(include_url=False)[0]
     name = "MNEMO_" + "_".join(str(part) for part in first["loc"]).upper()
+    if first["type"] == "value_error":  # a validator's own sentence: "MNEMO_PORT must be a port number, …"
+        return f"{name} {first['ctx']['error']}"
     return f"{name}: {first['msg']}"
 
 
