@@ -122,7 +122,6 @@ def test_auto_falls_back_to_static_and_says_so_once_when_minilm_cannot_load(monk
 
 def test_a_server_resolves_auto_once_for_the_processes_it_starts():
     from mnemo import runtime
-
     from mnemo.config import Settings
 
     resolved, fallback = runtime.resolve_embedder(Settings(embedder="auto"))
