@@ -17,7 +17,6 @@ import math
 from dataclasses import dataclass
 
 WINDOW_S = 60
-WINDOW_MS = WINDOW_S * 1000
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,12 +51,6 @@ ANY_RUN = "%"
 ANY_ONE = "_"
 _ESCAPE = "\\"
 
-#: the rule, in words, for the schema's description and the error messages
-LIKE_RULE = (
-    f"1-{MAX_LIKE_LENGTH} characters, no control characters, at most {MAX_LIKE_ANY_RUNS} `%` and at most "
-    f"{MAX_LIKE_ANY_ONE_AFTER_RUN} `_` after the first `%` (escaped `\\%` / `\\_` are literals and do not count)"
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Token:

@@ -23,6 +23,7 @@ from mnemo.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from mnemo.models.common import utc_now
 from mnemo.models.records import Principal, PrincipalKind
 from mnemo.ports import Ports, TokenVerifier, VersionConflict
+from mnemo.service import tenancy
 from mnemo.service.identity import ADMIN, ALL_SCOPES, DELETE, READ, WRITE, Caller
 
 #: the most group claim values looked up for one token
@@ -57,19 +58,9 @@ def bind(
     default_project: str | None = None,
     team_ids: list[str] | None = None,
 ) -> Principal:
-    unknown = sorted(set(scopes) - set(ALL_SCOPES))
-    if unknown or not scopes:
-        raise InvalidRequest(f"scopes must be among {list(ALL_SCOPES)}; got {unknown or 'none'}")
     if not value or not issuer:
         raise InvalidRequest("a principal needs an issuer and a value")
-    if ports.tenants.get_workspace(workspace_id) is None:
-        raise NotFound("no such workspace")
-    project_id = None
-    if default_project:
-        project = ports.tenants.get_project(workspace_id, default_project)
-        if project is None:
-            raise NotFound(f"no project {default_project!r} in this workspace")
-        project_id = project.id
+    project_id = tenancy.grant(ports, workspace_id, scopes, default_project)
     principal = Principal(
         id=principal_id(issuer, kind, value),
         workspace_id=workspace_id,

@@ -52,6 +52,22 @@ def create_project(ports: Ports, workspace_id: str, slug: str, name: str | None 
     return project
 
 
+def grant(ports: Ports, workspace_id: str, scopes: list[str], default_project: str | None) -> str | None:
+    """What a key or a bound principal is given, checked: known scopes (at least one), a workspace
+    that exists and, when named, its default project (slug or id) — that project's id, or None."""
+    unknown = sorted(set(scopes) - set(ALL_SCOPES))
+    if unknown or not scopes:
+        raise InvalidRequest(f"scopes must be among {list(ALL_SCOPES)}; got {unknown or 'none'}")
+    if ports.tenants.get_workspace(workspace_id) is None:
+        raise NotFound("no such workspace")
+    if not default_project:
+        return None
+    project = ports.tenants.get_project(workspace_id, default_project)
+    if project is None:
+        raise NotFound(f"no project {default_project!r} in this workspace")
+    return project.id
+
+
 def create_key(
     ports: Ports,
     workspace_id: str,
@@ -62,17 +78,7 @@ def create_key(
     team_ids: list[str] | None = None,
     plain: str | None = None,
 ) -> NewKey:
-    unknown = sorted(set(scopes) - set(ALL_SCOPES))
-    if unknown or not scopes:
-        raise InvalidRequest(f"scopes must be among {list(ALL_SCOPES)}; got {unknown or 'none'}")
-    if ports.tenants.get_workspace(workspace_id) is None:
-        raise NotFound("no such workspace")
-    project_id = None
-    if default_project:
-        project = ports.tenants.get_project(workspace_id, default_project)
-        if project is None:
-            raise NotFound(f"no project {default_project!r} in this workspace")
-        project_id = project.id
+    project_id = grant(ports, workspace_id, scopes, default_project)
     plain = plain or keys.new_plain_key()
     check_plain_key(plain)
     salt = keys.new_salt()

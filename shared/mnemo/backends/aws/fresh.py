@@ -76,11 +76,10 @@ class IndexPage:
     hits: list[IndexHit]
     #: the query asked for this many hits (a page with fewer holds every match)
     size: int
-    #: memory id → version of the window's documents that match the query (the ``fresh`` aggregation)
+    #: memory id → version of the window's documents that match the query (the ``fresh``
+    #: aggregation; in a burst of matching changes beyond what it lists, a change it does not list
+    #: is merged as if the index did not hold it)
     fresh: dict[str, int] = field(default_factory=dict)
-    #: False when the aggregation had more documents than it lists (a burst of matching changes:
-    #: a change it does not list is then merged as if the index did not hold it)
-    fresh_complete: bool = True
 
     @property
     def full(self) -> bool:

@@ -167,7 +167,7 @@ def search_page(query: IndexQuery, out: dict[str, Any]) -> IndexPage:
         return IndexPage(hits, query.limit)
     listed = aggregation["docs"]["hits"]["hits"]
     versions = {doc["_id"].partition(".")[2]: int(doc["_version"]) for doc in listed}
-    return IndexPage(hits, query.limit, versions, int(aggregation["doc_count"]) <= len(listed))
+    return IndexPage(hits, query.limit, versions)
 
 
 def _matched(query: IndexQuery, hit: dict[str, Any]) -> tuple[str, ...]:
