@@ -1,123 +1,142 @@
-"""Idempotency keys of ``memory_add`` and their first results, kept 24 hours per workspace.
+"""Idempotency keys for ``memory_add`` in the SQLite file: the flow of ``backends/idempotency.py``
+(Powertools' idempotency utility, as on AWS) over :class:`SqlitePersistenceLayer`, Powertools'
+``BasePersistenceLayer`` filled with four short statements on ``idempotency_records`` — never a
+transaction held across the add, whose embedding would keep every other writer of the file
+waiting.
 
-The flow is the AWS adapter's (Powertools' idempotency utility on DynamoDB), step for step, each
-step one short write transaction — never one held across the computation, whose embedding of the
-memory would make every other writer of the file wait:
-
-1. :meth:`claim` the key as in progress until ``now + in_progress_ms`` (Powertools'
-   ``save_inprogress``). A row that holds the key — a result younger than 24 hours, or a claim
-   whose time has not run out — is returned instead: another fingerprint is a mismatch, a claim
-   in progress a conflict (retry), a result is replayed. An expired claim (its call died) is
-   taken over.
-2. Compute, outside any transaction.
-3. :meth:`complete` the row with the result (``save_success``), or :meth:`release` the claim
-   when the computation raised (``delete_record``), so the key is free again.
-
-Powertools' persistence layer is one base (the flow) over four operations per backend: get, put,
-update, delete. Here ``run_once`` is the flow; :meth:`claim` reads and puts in one transaction
-(as DynamoDB's conditional put hands back the item that failed it), :meth:`complete` updates,
-:meth:`release` deletes.
+``_put_record`` is DynamoDB's conditional put: in one write transaction it reads the row and
+writes the claim only when no row holds the key (none, an expired one, or a claim in progress
+whose time ran out), else hands the holder back as ``IdempotencyItemAlreadyExistsError`` does.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
 from typing import Any
 
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyItemAlreadyExistsError,
+    IdempotencyItemNotFoundError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.base import STATUS_CONSTANTS, BasePersistenceLayer
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+
 from mnemo.backends.errors import translate_errors
+from mnemo.backends.idempotency import PowertoolsIdempotency, unwrapping
 from mnemo.backends.sqlite.db import Database, now_ms, outage
-from mnemo.ports import IDEMPOTENCY_IN_PROGRESS_S, IDEMPOTENCY_TTL_S, IdempotencyMismatch, VersionConflict
+from mnemo.ports import IDEMPOTENCY_IN_PROGRESS_S, IDEMPOTENCY_TTL_S
+
+_COLUMNS = "id, status, expiration, in_progress_expiration, data, validation"
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
-    """The row that holds a key: its fingerprint, and its result (None while in progress)."""
+def _record(row: sqlite3.Row) -> DataRecord:
+    return DataRecord(
+        idempotency_key=row["id"],
+        status=row["status"],
+        expiry_timestamp=row["expiration"],
+        in_progress_expiry_timestamp=row["in_progress_expiration"],
+        response_data=row["data"] or "",
+        payload_hash=row["validation"] or "",
+    )
 
-    fingerprint: str
-    response: dict[str, Any] | None
+
+def _holds(row: sqlite3.Row, now_s: int, now_in_ms: int) -> bool:
+    """Whether the row still holds its key: the negation of DynamoDB's put condition in
+    Powertools (no item, or expired, or in progress with its claim time run out)."""
+    if row["expiration"] < now_s:
+        return False
+    until = row["in_progress_expiration"]
+    return not (row["status"] == STATUS_CONSTANTS["INPROGRESS"] and until is not None and until < now_in_ms)
 
 
-@translate_errors(outage)
-class SqliteIdempotencyStore:
-    """Keys, claims and first results in one table (``in_progress_until_ms`` is set while the
-    first call runs, NULL once its result is stored)."""
+class SqlitePersistenceLayer(BasePersistenceLayer):
+    """Powertools' persistence layer on the store's SQLite file."""
 
-    def __init__(self, db: Database, *, in_progress_ms: int = IDEMPOTENCY_IN_PROGRESS_S * 1000) -> None:
+    def __init__(self, db: Database) -> None:
+        super().__init__()
         self.db = db
-        #: how long a claim holds the key before another call may take it over
-        self.in_progress_ms = in_progress_ms
 
-    def migrate(self) -> None:
-        """Give a table written before claims the column that marks one (its rows are results)."""
-        conn = self.db.conn()
-        if "in_progress_until_ms" not in {row[1] for row in conn.execute("PRAGMA table_info(idempotency)")}:
-            with self.db.write() as conn:
-                conn.execute("ALTER TABLE idempotency ADD COLUMN in_progress_until_ms INTEGER")
+    def _get_record(self, idempotency_key: Any) -> DataRecord:
+        row = (
+            self.db.conn()
+            .execute(f"SELECT {_COLUMNS} FROM idempotency_records WHERE id = ?", (idempotency_key,))
+            .fetchone()
+        )
+        if row is None:
+            raise IdempotencyItemNotFoundError
+        return _record(row)
 
-    def run_once(
-        self, workspace_id: str, key: str, fingerprint: str, compute: Callable[[], dict[str, Any]]
-    ) -> dict[str, Any]:
-        held = self.claim(workspace_id, key, fingerprint)
-        if held is not None:
-            if held.fingerprint != fingerprint:
-                raise IdempotencyMismatch(key)
-            if held.response is None:
-                raise VersionConflict(key)
-            return held.response
-        try:
-            response = compute()
-        except BaseException:
-            self.release(workspace_id, key)
-            raise
-        self.complete(workspace_id, key, fingerprint, response)
-        return response
-
-    def claim(self, workspace_id: str, key: str, fingerprint: str) -> Held | None:
-        """Claim ``key`` for a call now starting (None), unless a live row holds it (returned)."""
-        now = now_ms()
+    def _put_record(self, data_record: DataRecord) -> None:
+        now_in_ms = now_ms()
         with self.db.write() as conn:
             row = conn.execute(
-                "SELECT fingerprint, response, created_ms, in_progress_until_ms FROM idempotency"
-                " WHERE workspace_id = ? AND key = ?",
-                (workspace_id, key),
+                f"SELECT {_COLUMNS} FROM idempotency_records WHERE id = ?", (data_record.idempotency_key,)
             ).fetchone()
-            if row is not None and _live(row, now):
-                in_progress = row["in_progress_until_ms"] is not None
-                return Held(row["fingerprint"], None if in_progress else json.loads(row["response"]))
-            # no row, or one whose time ran out: an old result, or the claim of a call that died
-            conn.execute(
-                "INSERT INTO idempotency (workspace_id, key, fingerprint, response, created_ms, in_progress_until_ms)"
-                " VALUES (?, ?, ?, '', ?, ?) ON CONFLICT (workspace_id, key) DO UPDATE SET"
-                " fingerprint = excluded.fingerprint, response = '', created_ms = excluded.created_ms,"
-                " in_progress_until_ms = excluded.in_progress_until_ms",
-                (workspace_id, key, fingerprint, now, now + self.in_progress_ms),
-            )
-            return None
+            if row is None or not _holds(row, now_in_ms // 1000, now_in_ms):
+                conn.execute(
+                    f"INSERT OR REPLACE INTO idempotency_records ({_COLUMNS}) VALUES (?, ?, ?, ?, NULL, ?)",
+                    (
+                        data_record.idempotency_key,
+                        data_record.status,
+                        data_record.expiry_timestamp,
+                        data_record.in_progress_expiry_timestamp,
+                        data_record.payload_hash if self.payload_validation_enabled else None,
+                    ),
+                )
+                return
+        old = _record(row)
+        self._validate_payload(data_payload=data_record, stored_data_record=old)  # as DynamoDB's layer does
+        raise IdempotencyItemAlreadyExistsError(old_data_record=old)
 
-    def complete(self, workspace_id: str, key: str, fingerprint: str, response: dict[str, Any]) -> None:
-        """Store the first call's result: the key replays it for 24 hours from now."""
+    def _update_record(self, data_record: DataRecord) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "UPDATE idempotency SET fingerprint = ?, response = ?, created_ms = ?, in_progress_until_ms = NULL"
-                " WHERE workspace_id = ? AND key = ?",
-                (fingerprint, json.dumps(response), now_ms(), workspace_id, key),
+                "UPDATE idempotency_records SET data = ?, expiration = ?, status = ?, validation = ? WHERE id = ?",
+                (
+                    data_record.response_data,
+                    data_record.expiry_timestamp,
+                    data_record.status,
+                    data_record.payload_hash if self.payload_validation_enabled else None,
+                    data_record.idempotency_key,
+                ),
             )
 
-    def release(self, workspace_id: str, key: str) -> None:
-        """Drop the claim of a call that failed: the next call with the key runs afresh."""
+    def _delete_record(self, data_record: DataRecord) -> None:
         with self.db.write() as conn:
-            conn.execute(
-                "DELETE FROM idempotency WHERE workspace_id = ? AND key = ? AND in_progress_until_ms IS NOT NULL",
-                (workspace_id, key),
-            )
+            conn.execute("DELETE FROM idempotency_records WHERE id = ?", (data_record.idempotency_key,))
 
 
-def _live(row: sqlite3.Row, now: int) -> bool:
-    """Whether the row still holds its key: a claim until its time runs out, a result for 24 hours."""
-    until = row["in_progress_until_ms"]
-    if until is not None:
-        return bool(until > now)
-    return bool(row["created_ms"] > now - IDEMPOTENCY_TTL_S * 1000)
+@translate_errors(unwrapping(outage))
+class SqliteIdempotencyStore(PowertoolsIdempotency):
+    def __init__(self, db: Database, *, in_progress_ms: int = IDEMPOTENCY_IN_PROGRESS_S * 1000) -> None:
+        super().__init__(SqlitePersistenceLayer(db), in_progress_ms=in_progress_ms)
+        self.db = db
+
+    run_once = PowertoolsIdempotency.run_once  # under translate_errors
+
+    def migrate(self) -> None:
+        """Move the results of a file written before Powertools' records (the ``idempotency`` table:
+        one row per workspace and key) into ``idempotency_records``, keyed as Powertools keys them,
+        so a key used before the upgrade still replays for its 24 hours; claims in progress are
+        dropped (their calls ended with the process that made them). Then drop the old table."""
+        conn = self.db.conn()
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'idempotency'").fetchone() is None:
+            return
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(idempotency)")}
+        claimed = "in_progress_until_ms IS NULL" if "in_progress_until_ms" in columns else "1"
+        with self.db.write() as conn:
+            rows = conn.execute(
+                f"SELECT workspace_id, key, fingerprint, response, created_ms FROM idempotency WHERE {claimed}"
+            ).fetchall()
+            now_s = int(time.time())
+            for row in rows:
+                expiration = row["created_ms"] // 1000 + IDEMPOTENCY_TTL_S
+                if expiration < now_s:
+                    continue
+                record_key, payload = self.hashed(row["workspace_id"], row["key"], row["fingerprint"])
+                conn.execute(
+                    f"INSERT OR IGNORE INTO idempotency_records ({_COLUMNS}) VALUES (?, ?, ?, NULL, ?, ?)",
+                    (record_key, STATUS_CONSTANTS["COMPLETED"], expiration, row["response"], payload),
+                )
+            conn.execute("DROP TABLE idempotency")

@@ -100,15 +100,15 @@ CREATE TABLE IF NOT EXISTS rate_buckets (
     tat_ms       INTEGER NOT NULL,               -- GCRA theoretical arrival time
     PRIMARY KEY (workspace_id, rate_class)
 ) WITHOUT ROWID;
--- A key's first result (JSON), or while its first call runs a claim ('' and the time it runs out).
-CREATE TABLE IF NOT EXISTS idempotency (
-    workspace_id         TEXT NOT NULL,
-    key                  TEXT NOT NULL,
-    fingerprint          TEXT NOT NULL,
-    response             TEXT NOT NULL,
-    created_ms           INTEGER NOT NULL,
-    in_progress_until_ms INTEGER,                -- set while claimed, NULL once the result is stored
-    PRIMARY KEY (workspace_id, key)
+-- Powertools' idempotency records (backends/sqlite/idempotency.py), one per hashed [workspace, key]:
+-- a claim (INPROGRESS) while the first call runs, then its result (COMPLETED) for 24 hours.
+CREATE TABLE IF NOT EXISTS idempotency_records (
+    id                     TEXT PRIMARY KEY,     -- "mnemo.memory_add#<sha256 of [workspace, key]>"
+    status                 TEXT NOT NULL,        -- INPROGRESS or COMPLETED
+    expiration             INTEGER NOT NULL,     -- epoch seconds: the record holds its key until then
+    in_progress_expiration INTEGER,              -- epoch milliseconds: a claim's end
+    data                   TEXT,                 -- the first call's result (JSON), once COMPLETED
+    validation             TEXT                  -- sha256 of the call's fingerprint
 ) WITHOUT ROWID;
 -- Where each cleanup walk resumes (mnemo.service.cleanup); one row per walk.
 CREATE TABLE IF NOT EXISTS maintenance_checkpoints (
