@@ -14,8 +14,10 @@ stage           what is timed
 ==============  ==========================================================================
 client_schema   the SDK client's check of the result against the tool's outputSchema
 transport       the client's round trip minus that and everything the server's timers saw: the
-                SDK's own code, the pipe or the socket, ``mnemo serve``'s HTTP front end and its
-                hand-off to a handler instance, the stdio loop's reads and writes
+                SDK's own code, the pipe or the socket, the stdio loop's reads and writes
+frontend        HTTP only: ``mnemo serve``'s own thread for the request (parsing it, answering)
+handoff         HTTP only: from the front end handing the request to a handler instance until it
+                has the answer, minus the instance's own time (the pipes, the process switches)
 handler         HTTP only: the Lambda handler around the MCP endpoint (the API Gateway event,
                 Powertools' resolver, Logger and Metrics decorators, the route's own code)
 jsonrpc         the MCP endpoint: parsing, envelope and header checks, dispatch, the reply
@@ -63,10 +65,12 @@ from bench.stats import summary_ms
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 #: the stages timed in the client (wall time only)
-CLIENT_SIDE = ("client_schema", "transport")
+CLIENT_SIDE = ("client_schema", "transport", "handoff")
 STAGES = (
     "client_schema",
     "transport",
+    "frontend",
+    "handoff",
     "handler",
     "jsonrpc",
     "auth",
@@ -300,6 +304,15 @@ def http_server(argv: list[str]) -> None:
     server.PoolOptions = functools.partial(  # type: ignore[misc]
         workers.PoolOptions, gateway="bench.callsplit_hooks:ProfiledGateway"
     )
+    import atexit
+
+    from bench import callsplit_hooks as hooks
+
+    hooks._State.implicit = False
+    hooks._State.sink = open(os.environ[hooks.OUT_ENV] + ".frontend.log", "a", encoding="utf-8")  # noqa: SIM115
+    atexit.register(hooks._flush)
+    server._Handler._serve = hooks.timed(server._Handler._serve, "frontend", starts=True, ends=True)  # type: ignore[method-assign]
+    workers.WorkerPool.dispatch = hooks.timed(workers.WorkerPool.dispatch, "handoff")  # type: ignore[method-assign]
     from mnemo.local.cli import main as mnemo_main
 
     sys.exit(mnemo_main(argv))
@@ -357,10 +370,19 @@ def _served(data_dir: Path, out: Path, hooks: bool, log: Path) -> Any:
 
 
 def _records(out: Path) -> list[dict[str, Any]]:
+    """The handler's records of the tool calls, in order; on HTTP each with the front end's record
+    of its request (``frontend``: the two files list the same requests in the same order)."""
     rows = []
     for path in sorted(out.parent.glob(out.name + ".*jsonl")):
         rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return sorted((r for r in rows if r["tool"] is not None), key=lambda r: r["t"])
+    rows.sort(key=lambda r: r["t"])
+    front = out.with_name(out.name + ".frontend.log")
+    if front.exists():
+        fronts = [json.loads(line) for line in front.read_text().splitlines() if line.strip()]
+        if len(fronts) == len(rows):
+            for row, one in zip(rows, fronts, strict=True):
+                row["frontend"] = one
+    return [r for r in rows if r["tool"] is not None]
 
 
 def _split(client: dict[str, Any], records: list[dict[str, Any]], warmup: int) -> dict[str, Any]:
@@ -377,9 +399,17 @@ def _split(client: dict[str, Any], records: list[dict[str, Any]], warmup: int) -
         rtt = client["tools"][name]["wall_s"][i]
         schema = client["tools"][name]["schema_s"][i]
         server_wall = sum(record["wall"].values())
+        front: dict[str, Any] = {"wall": {}, "cpu": {}}
+        if "frontend" in record:  # mnemo serve's own thread, and its hand-off to the instance
+            fe = record["frontend"]
+            handoff = fe["wall"].get("handoff", 0.0)
+            front["wall"] = {"frontend": fe["wall"].get("frontend", 0.0), "handoff": handoff - server_wall}
+            front["cpu"] = {"frontend": fe["cpu"].get("frontend", 0.0)}
+        outside = rtt - schema - server_wall - sum(front["wall"].values())
         per_tool.setdefault(name, []).append(
             {
-                "wall": {**record["wall"], "client_schema": schema, "transport": rtt - server_wall - schema},
+                "wall": {**record["wall"], **front["wall"], "client_schema": schema, "transport": outside},
+                "front_cpu": front["cpu"],
                 "cpu": record["cpu"],
                 "rtt": rtt,
                 "server_wall": server_wall,
@@ -391,7 +421,7 @@ def _split(client: dict[str, Any], records: list[dict[str, Any]], warmup: int) -
         stages: dict[str, Any] = {}
         for stage in STAGES:
             walls = [r["wall"].get(stage, 0.0) for r in rows]
-            cpus = [r["cpu"].get(stage, 0.0) for r in rows] if stage not in CLIENT_SIDE else None
+            cpus = [{**r["cpu"], **r["front_cpu"]}.get(stage, 0.0) for r in rows] if stage not in CLIENT_SIDE else None
             if not any(walls):
                 continue
             stages[stage] = {

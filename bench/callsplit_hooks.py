@@ -14,11 +14,15 @@ import functools
 import importlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from mnemo.local.gateway import LocalGateway
+try:
+    from mnemo.local.gateway import LocalGateway
+except ImportError:  # a built function's layer: no local server there
+    LocalGateway = object  # type: ignore[assignment,misc]
 
 OUT_ENV = "MNEMO_CALLSPLIT_OUT"
 
@@ -56,15 +60,31 @@ TARGETS: list[tuple[str, str, str]] = [
     ("mnemo.backends.sqlite.store", "SqliteMemoryStore.neighbours", "records"),
     ("mnemo.backends.sqlite.store", "SqliteMemoryStore.replace", "records"),
     ("mnemo.service.pipeline", "Service.invoke", "service"),
+    # the AWS backend (the built Lambda function: bench.lambda_calls --split)
+    ("mnemo.backends.aws.tenants", "DynamoTenantStore.get_workspace", "tenancy"),
+    ("mnemo.backends.aws.tenants", "DynamoTenantStore.get_project", "tenancy"),
+    ("mnemo.backends.aws.limiter", "DynamoRateLimiter.acquire", "rate_limit"),
+    ("mnemo.backends.aws.index", "OpenSearchIndex.search", "index"),
+    ("mnemo.backends.aws.index", "OpenSearchIndex.similar", "index"),
+    ("mnemo.backends.aws.store", "DynamoMemoryStore.get", "records"),
+    ("mnemo.backends.aws.store", "DynamoMemoryStore.recent", "records"),
+    ("mnemo.backends.aws.store", "DynamoMemoryStore.create", "records"),
 ]
 
 
-class _State:
+class _State(threading.local):
+    """Per thread (``mnemo serve``'s front end serves each connection on a thread of its own); the
+    sink is shared."""
+
+    sink: Any = None
+    #: whether any timed call at the top starts a record when none is open (stdio), or only those
+    #: made with ``starts`` (a handler instance: what it does between invocations is not a call's)
+    implicit = True
+    missing: list[str] = []  # one list for every thread
+
     def __init__(self) -> None:
         self.stack: list[list[float]] = []
         self.record: dict[str, Any] | None = None
-        self.sink: Any = None
-        self.missing: list[str] = []
 
 
 STATE = _State()
@@ -76,22 +96,28 @@ def _new_record() -> dict[str, Any]:
     return STATE.record
 
 
+_sink_lock = threading.Lock()
+
+
 def _flush() -> None:
     record = STATE.record
-    if record is not None and STATE.sink is not None:
-        STATE.sink.write(json.dumps(record) + "\n")
-        STATE.sink.flush()
+    if record is not None and _State.sink is not None:
+        with _sink_lock:
+            _State.sink.write(json.dumps(record) + "\n")
+            _State.sink.flush()
     STATE.record = None
 
 
-def timed(fn: Callable[..., Any], stage: str, *, starts: bool = False) -> Callable[..., Any]:
+def timed(fn: Callable[..., Any], stage: str, *, starts: bool = False, ends: bool = False) -> Callable[..., Any]:
+    """``fn`` with its own time added to ``stage``; ``starts``: a call at the top starts a record
+    (else the first timed call does); ``ends``: its return at the top writes the record."""
     perf, cpu_clock = time.perf_counter, time.thread_time
     state = STATE
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         stack = state.stack
-        if not stack and (starts or state.record is None):
+        if not stack and (starts or (state.record is None and _State.implicit)):
             _new_record()
         t0, c0 = perf(), cpu_clock()
         stack.append([0.0, 0.0])
@@ -107,6 +133,8 @@ def timed(fn: Callable[..., Any], stage: str, *, starts: bool = False) -> Callab
             if stack:
                 stack[-1][0] += wall
                 stack[-1][1] += cpu
+            elif ends:
+                _flush()
 
     return wrapper
 
@@ -143,8 +171,9 @@ def _wrap_logging() -> None:
 
 def install(sink_path: str | None, *, stdio: bool) -> None:
     """Every timer; records go to ``sink_path`` (one JSON line per message or invocation)."""
-    if STATE.sink is None and sink_path:
-        STATE.sink = open(sink_path, "a", encoding="utf-8")  # noqa: SIM115 - closed at exit
+    _State.implicit = stdio
+    if _State.sink is None and sink_path:
+        _State.sink = open(sink_path, "a", encoding="utf-8")  # noqa: SIM115 - closed at exit
         atexit.register(_flush)
     for module_name, path, stage in TARGETS:
         try:
@@ -153,7 +182,7 @@ def install(sink_path: str | None, *, stdio: bool) -> None:
             for parent in parents:
                 owner = getattr(owner, parent)
             fn = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
-        except (ImportError, AttributeError, KeyError):
+        except Exception:  # noqa: BLE001 - not there (renamed, or this backend's package not installed)
             STATE.missing.append(f"{module_name}:{path}")
             continue
         wrapped = timed(fn, stage, starts=stdio and attr == "parse_json")
@@ -170,10 +199,18 @@ class ProfiledGateway(LocalGateway):
     def warm(self) -> None:
         install(os.environ.get(OUT_ENV, "") + f".{os.getpid()}.jsonl", stdio=False)
         super().warm()
-        self._dispatch = timed(super().dispatch, "handler", starts=True)
+        self._dispatch = timed(super().dispatch, "handler", starts=True, ends=True)
         STATE.record = None  # the warm-up's calls are not counted
 
     def dispatch(self, *args: Any, **kwargs: Any) -> Any:
-        answer = self._dispatch(*args, **kwargs)
-        _flush()
-        return answer
+        return self._dispatch(*args, **kwargs)
+
+
+def install_lambda(sink_path: str) -> None:
+    """The timers in a built function's process (``lambda_harness.py``'s ``init``): each invocation
+    of ``handler.lambda_handler`` is one record, its own time the ``handler`` stage."""
+    import sys
+
+    install(sink_path, stdio=False)
+    handler = sys.modules["handler"]
+    handler.lambda_handler = timed(handler.lambda_handler, "handler", starts=True, ends=True)

@@ -15,8 +15,9 @@ RUN.json: ``code``, ``layer``, ``sdk`` (directories), ``function`` (its logical 
 ``init``, a statement timed after the import (the bench's measure of a first call's set-up). The handler
 module is imported once (the cold start), then called once per event with a Lambda-like context;
 each invocation gets its ``_X_AMZN_TRACE_ID`` as the runtime sets it. The results file holds each
-response (or the escaped exception's type), the import's wall and CPU time, and where every
-loaded top-level module came from. stdout and stderr are the function's logs, untouched.
+response (or the escaped exception's type) with the invocation's wall and CPU time (``wall_ms``,
+``cpu_ms``: Lambda bills the wall time, rounded up to the millisecond), the import's wall and CPU
+time, and where every loaded top-level module came from. stdout and stderr are the function's logs, untouched.
 """
 
 import gc
@@ -75,9 +76,11 @@ results = []
 for item in spec["events"]:
     if item.get("trace_id"):
         os.environ["_X_AMZN_TRACE_ID"] = item["trace_id"]  # the runtime sets it per invocation
+    wall, cpu = time.perf_counter(), time.process_time()
     try:
         response = handler.lambda_handler(item["event"], Context(spec["function"]))
-        results.append({"name": item["name"], "response": response})
+        took = {"wall_ms": (time.perf_counter() - wall) * 1000, "cpu_ms": (time.process_time() - cpu) * 1000}
+        results.append({"name": item["name"], "response": response, **took})
     except Exception as exc:  # what the runtime would report as the invocation's error
         frames = traceback.extract_tb(exc.__traceback__)
         results.append({"name": item["name"], "error": type(exc).__name__, "where": f"{frames[-1].name}"})
