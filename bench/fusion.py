@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import operator
+import os
 import pickle
 import shlex
 import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,28 @@ def _scores(
     return {c: [round(sum(v[i] for v in vs) / len(vs), 3) for i in range(len(vs[0]))] for c, vs in sorted(sums.items())}
 
 
+def _real(fuse: Fusion | None, mode: str, pools: Pools, names: dict[str, str]) -> dict[str, list[float]]:
+    """The real-question set's R@5 / R@10 / MRR, over all its questions and per source."""
+    if not pools:
+        return {}
+    every = [("all", *rest) for _, *rest in pools]
+    scored = {
+        **_scores(fuse, mode, every, names, nl_quality.K, _nl_row),
+        **_scores(fuse, mode, pools, names, nl_quality.K, _nl_row),
+    }  # type: ignore[arg-type]
+    return {f"real-{c}": v for c, v in scored.items()}
+
+
+def _floored(pools: Pools, floor: float | None) -> Pools:
+    """The same pools as if the embedder's floor for "found by meaning" were ``floor``."""
+    if floor is None:
+        return pools
+    return [
+        (c, w, a, {"pools": replace(box["pools"], min_similarity=floor)} if "pools" in box else box)
+        for c, w, a, box in pools
+    ]
+
+
 def _quality_row(found: list[str], wanted: set[str], any_of: bool) -> tuple[float, float]:
     hit = [i for i, ref in enumerate(found) if ref in wanted]
     return len(hit) / len(wanted), 1 / (hit[0] + 1) if hit else 0.0
@@ -203,6 +226,20 @@ def _quality_row(found: list[str], wanted: set[str], any_of: bool) -> tuple[floa
 
 def _nl_row(found: list[str], wanted: set[str], any_of: bool) -> tuple[float, float, float]:
     return nl_quality._row(found, wanted, any_of=any_of)
+
+
+def _capture_real() -> tuple[Pools, dict[str, str]]:
+    """The real-question set's pools (``bench/real_set.py``: FriendsQA, DREAM, C3), per source."""
+    from bench import real_set
+
+    data = real_set.load()
+    with tempfile.TemporaryDirectory() as tmp, quality.sqlite_ports(Path(tmp) / "r") as ports:
+        svc, caller, names, _ = nl_quality._load(ports, data)
+        asked = [
+            (q["source"], nl_quality._arguments("recall", q), set(q["relevant"]), q.get("any", False))
+            for q in data["queries"]
+        ]
+        return _pools(svc, caller, asked), names
 
 
 def _capture() -> tuple[Pools, dict[str, str], Pools, dict[str, str]]:
@@ -229,6 +266,10 @@ def _capture() -> tuple[Pools, dict[str, str], Pools, dict[str, str]]:
             return _pools(qsvc, qcaller, qasked), qnames, _pools(nsvc, ncaller, nasked), nnames
 
 
+def _env() -> str:
+    return "".join(f"{k}={os.environ[k]} " for k in ("MNEMO_EMBEDDER", "OPENBLAS_NUM_THREADS") if k in os.environ)
+
+
 def main(argv: list[str] | None = None) -> int:
     from mnemo.config import Settings
 
@@ -236,29 +277,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", default=RULES)
     parser.add_argument("--label")
     parser.add_argument("--pools", type=Path, help="keep the captured pools in this file (pickle) and reuse them")
+    parser.add_argument("--real", action="store_true", help="the real-question set too (bench/real_set.py)")
+    parser.add_argument(
+        "--floors",
+        default="",
+        help="semantic and every rule again with these floors for 'found by meaning' (the embedder's by default)",
+    )
     args = parser.parse_args(argv)
     lines = [
         f"# Hybrid fusion rules ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
-        f"`{shlex.join(['python', '-m', 'bench.fusion', *(sys.argv[1:] if argv is None else argv)])}`: SQLite, "
+        f"`{_env()}{shlex.join(['python', '-m', 'bench.fusion', *(sys.argv[1:] if argv is None else argv)])}`: SQLite, "
         f"embedder `{Settings().embedder}`; each rule ranks the same pools (the one the service holds, or one of "
         "this module's). Quality set: recall@5 / MRR per class (limit 5); natural-language classes: "
         "R@5 / R@10 / MRR (limit 10).",
         "",
     ]
     if args.pools and args.pools.exists():
-        qpools, qnames, npools, nnames = pickle.loads(args.pools.read_bytes())
+        qpools, qnames, npools, nnames, rpools, rnames = pickle.loads(args.pools.read_bytes())
     else:
         qpools, qnames, npools, nnames = _capture()
+        rpools, rnames = _capture_real() if args.real else ([], {})
         if args.pools:
-            args.pools.write_bytes(pickle.dumps((qpools, qnames, npools, nnames)))
+            args.pools.write_bytes(pickle.dumps((qpools, qnames, npools, nnames, rpools, rnames)))
     header: list[str] | None = None
-    runs: list[tuple[str, str, Fusion | None]] = [("lexical", "lexical", None), ("semantic", "semantic", None)]
-    runs += [(f"hybrid {spec}", "hybrid", rule(spec)) for spec in args.rules.split(",") if spec]
-    for label, mode, fuse in runs:
+    runs: list[tuple[str, str, Fusion | None, float | None]] = [("lexical", "lexical", None, None)]
+    for floor in [None, *(float(f) for f in args.floors.split(",") if f)]:
+        at = "" if floor is None else f" floor {floor}"
+        runs.append((f"semantic{at}", "semantic", None, floor))
+        runs += [(f"hybrid {spec}{at}", "hybrid", rule(spec), floor) for spec in args.rules.split(",") if spec]
+    for label, mode, fuse, floor in runs:
         row = {
-            **_scores(fuse, mode, qpools, qnames, quality.K, _quality_row),
-            **_scores(fuse, mode, npools, nnames, nl_quality.K, _nl_row),
+            **_scores(fuse, mode, _floored(qpools, floor), qnames, quality.K, _quality_row),
+            **_scores(fuse, mode, _floored(npools, floor), nnames, nl_quality.K, _nl_row),
+            **_real(fuse, mode, _floored(rpools, floor), rnames),
         }
         if header is None:
             header = list(row)

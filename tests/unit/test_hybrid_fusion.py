@@ -247,3 +247,13 @@ def test_hybrid_asks_the_vector_search_for_its_nearest_whatever_their_similarity
     assert floor_asked("semantic") == MIN_SIMILARITY
     assert floor_asked("semantic", min_similarity=0.12) == 0.12
     assert floor_asked("hybrid", min_similarity=0.12) == 0.0
+
+
+def test_each_packaged_embedder_says_its_own_floor() -> None:
+    from mnemo.embedding.static import StaticEmbedder
+    from mnemo.embedding.transformer import TransformerEmbedder
+
+    # the static model's is the default's; MiniLM's cosines of answers run lower (0.1: every answer
+    # plain dense ranks in its first 10 on the real questions, bench/results/2026-12-03-floors-minilm.md)
+    assert candidates.min_similarity(StaticEmbedder()) == MIN_SIMILARITY == 0.35
+    assert TransformerEmbedder.min_similarity == 0.1

@@ -8,7 +8,8 @@ OpenAI-compatible ``/v1/embeddings``),
 ``bedrock`` (``mnemo.embedding.bedrock``: Titan Text Embeddings V2 or Cohere Embed Multilingual v3),
 ``none`` (words only: recall's ``mode`` falls back to ``lexical``), or ``module:callable``, a factory
 of the deployment's own that returns an object with ``model``, ``dim`` and ``embed`` (and, if
-queries need another treatment than documents, ``embed_queries``). docs/retrieval.md compares the
+queries need another treatment than documents, ``embed_queries``; optionally ``min_similarity``,
+recall's floor for "found by meaning" with that model, 0.35 when absent). docs/retrieval.md compares the
 embedders and says which is the default and why.
 """
 

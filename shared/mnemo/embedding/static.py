@@ -131,6 +131,8 @@ class StaticEmbedder:
 
     model = "wordllama-l2_supercat-256-int8"
     dim = 256
+    #: recall's floor for "found by meaning" (docs/retrieval.md: unrelated words reach 0.2-0.4 here)
+    min_similarity = 0.35
 
     def __init__(self, data: Path = DATA) -> None:
         self.data = data

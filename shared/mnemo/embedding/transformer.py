@@ -166,6 +166,9 @@ class TransformerEmbedder:
 
     model = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
+    #: recall's floor for "found by meaning": at 0.1 `semantic` keeps every answer plain dense ranks
+    #: in its first 10 (bench/results/2026-12-03-floors-minilm.md; the static model's 0.35 cut them)
+    min_similarity = 0.1
 
     def __init__(self, data: Path = DATA, query_prefix: str = "", passage_prefix: str = "") -> None:
         self.data = data
