@@ -36,24 +36,22 @@ def available() -> tuple[bool, str]:
 
 @contextmanager
 def moto_process() -> Iterator[str]:
-    """moto's server in its own process on a free loopback port, with the test suite's
-    ``TransactWriteItems`` (tests/support/moto_transactions.py): moto's own deep-copies every
-    table a transaction touches, so each ``memory_add`` (a transaction since deduplication) cost
-    what moto had stored so far — 64 ms p50 / 684 ms p99 in one run — which DynamoDB does not;
-    and its ``Query`` that reads the asked partition (tests/support/moto_queries.py), where
-    moto's own lists and sorts the whole table for every query."""
+    """moto's server in its own process on a free loopback port, started as ``make serve-aws``
+    starts it (``scripts/local_aws.py moto``: the test suite's patches, tests/support/aws_stack.py
+    ``patch_moto``): moto's own ``TransactWriteItems`` deep-copies every table a transaction
+    touches, so each ``memory_add`` (a transaction since deduplication) cost what moto had stored
+    so far — 64 ms p50 / 684 ms p99 in one run — which DynamoDB does not; and moto's own ``Query``
+    lists and sorts the whole table for every query."""
     import http.client
 
     from tests.support.aws_stack import free_port
 
     port = free_port()
-    launch = (
-        "from tests.support import moto_queries, moto_transactions; "
-        "moto_transactions.install(); moto_queries.install(); "
-        f"from moto.server import main; main(['-H', '127.0.0.1', '-p', '{port}'])"
-    )
     proc = subprocess.Popen(
-        [sys.executable, "-c", launch], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "scripts/local_aws.py", "moto", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 30
