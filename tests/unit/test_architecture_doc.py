@@ -11,7 +11,10 @@ from mnemo.service.catalog import ADMIN_OPERATIONS, TOOLS
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 PACKAGE = ROOT / "shared" / "mnemo"
-WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
+WORDS = [
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"),
+    *("nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen"),
+]
 
 
 def _number(text: str, pattern: str) -> int:
