@@ -26,8 +26,8 @@ RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA) $(MINILM_DATA)
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run serve-aws test suites prepare engines engine-opensearch engine-keycloak sam-cli check install install-runtime clients lint \
-	lint-style lint-types lint-template unit fuzz bench clean openapi \
+.PHONY: run serve-aws test suites prepare engines engine-opensearch engine-keycloak sam-cli check unit contract-sqlite install install-runtime clients lint \
+	lint-style lint-types lint-template fuzz bench clean openapi \
 	docs browser screenshots
 
 $(BIN)/python:
@@ -150,19 +150,20 @@ lint-types: $(STAMP)
 lint-template: $(STAMP)
 	$(BIN)/cfn-lint template.yaml
 
-## check: the fast loop before a commit: lint, types, and the unit and contract
+## check: the fast loop before a commit: lint-style and lint-types, then the unit and contract
 ## suites on SQLite without the tests marked slow, aws, browser or node (each test module
 ## declares its markers), the property suites among them with the `dev` fuzz budgets. Select more by marker, e.g.
 ## `.venv/bin/python -m pytest tests/e2e -m "not aws"`.
-check: $(ENV)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
+check: $(ENV) lint-style lint-types
 	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest tests/unit tests/contract -q -m "not slow and not aws and not browser and not node"
 
-## unit: the fast suites only
+## unit: tests/unit, every test of it that needs no engine (slow ones included)
 unit: $(ENV)
-	$(BIN)/python -m pytest tests/unit tests/contract -m "not aws"
+	$(BIN)/python -m pytest tests/unit -m "not aws"
+
+## contract-sqlite: the contract suite on the SQLite backend only (`-m aws` is its AWS half)
+contract-sqlite: $(ENV)
+	$(BIN)/python -m pytest tests/contract -m "not aws"
 
 ## fuzz: the property-based suites with long budgets (Schemathesis, the contract state machine, the
 ## timestamp grammar, tenant isolation, the LIKE matcher), on both backends; `make test` runs the
