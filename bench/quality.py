@@ -22,7 +22,6 @@ started and stopped here, with the index refreshed once after loading.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import tempfile
@@ -235,33 +234,22 @@ def sqlite_ports(workdir: Path) -> Iterator[Any]:
 
 @contextmanager
 def aws_ports() -> Iterator[Any]:
-    from mnemo.backends.aws import AwsBackend, Tables
-    from mnemo.backends.aws.clients import dynamodb_client
-    from mnemo.local.tables import create_tables
+    from mnemo.backends.aws import AwsBackend
 
-    from tests.support.aws_stack import aws_settings, moto_server
-    from tests.support.opensearch_node import OpenSearchNode, fetch
+    from bench.aws import local_stack
+    from tests.support.aws_stack import moto_server
 
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        os.environ.setdefault(name, value)  # moto accepts any; never real credentials here
-    fetch()
-    node = OpenSearchNode().start()
-    try:
-        with moto_server() as dynamodb_url:
-            cfg = aws_settings(dynamodb_url, node.url, opensearch_refresh="false")
-            create_tables(dynamodb_client(cfg), Tables.from_settings(cfg).by_logical_id())
-            backend = AwsBackend.from_settings(cfg)
-            # The set's memories carry past times, so the read-your-writes Query of the last 60 s
-            # (docs/aws.md) finds none and changes no answer; it is off here because moto answers
-            # it by sorting the project's whole partition (~0.5 s a search at 2,760 memories,
-            # bench/results/aws-after-corpus-in-table.md), twice per hybrid recall.
-            backend.index.read_your_writes(backend.store, window_s=0, first_page=cfg.search_recent_page)
-            try:
-                yield backend
-            finally:
-                backend.close()
-    finally:
-        node.stop()
+    with local_stack(moto_server, opensearch_refresh="false") as cfg:
+        backend = AwsBackend.from_settings(cfg)
+        # The set's memories carry past times, so the read-your-writes Query of the last 60 s
+        # (docs/aws.md) finds none and changes no answer; it is off here because moto answers
+        # it by sorting the project's whole partition (~0.5 s a search at 2,760 memories,
+        # bench/results/aws-after-corpus-in-table.md), twice per hybrid recall.
+        backend.index.read_your_writes(backend.store, window_s=0, first_page=cfg.search_recent_page)
+        try:
+            yield backend
+        finally:
+            backend.close()
 
 
 def run(workdir: Path, backends: tuple[str, ...] = ("sqlite", "aws")) -> dict[str, Any]:
