@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from mnemo.api.mcp import McpEndpoint
-from mnemo.api.mcp.endpoint import prompt_to_wire
+from mnemo.api.mcp.types import prompt_to_wire
 from mnemo.api.routers import mcp_library
 from mnemo.errors import NotFound
 

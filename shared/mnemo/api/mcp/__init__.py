@@ -31,17 +31,20 @@ endpoint and are told apart by the ``MCP-Protocol-Version`` header only, as the 
 Only ``POST`` is served; anything else is ``405`` with ``Allow: POST`` and a ``{message, code}``
 body (the SDK client opens a GET stream or sends DELETE only when it holds a session id, which
 this server never issues). A rejected tool call is an ``isError`` result whose text is the
-``{message, code}`` body, with no ``structuredContent`` (see ``endpoint.tool_result``).
+``{message, code}`` body, with no ``structuredContent`` (see ``types.tool_result``).
 
 The package: ``protocol`` (constants), ``jsonrpc`` (messages and replies), ``envelope`` (the
-2026-07-28 per-request envelope), ``headers`` (HTTP header rules and ``Mcp-Param-*``), and
-``endpoint`` (:class:`McpEndpoint`, which dispatches both eras), and ``stdio`` (the same endpoint
-over newline-delimited JSON-RPC on stdin/stdout, the era read per request from ``params._meta``).
+2026-07-28 per-request envelope), ``headers`` (HTTP header rules and ``Mcp-Param-*``), ``types``
+(what the endpoint serves, and their wire forms), ``endpoint`` (:class:`McpEndpoint`: one dispatch
+table per era) and ``stdio`` (the same endpoint over newline-delimited JSON-RPC on stdin/stdout,
+the era read per request from ``params._meta``).
 """
 
-from mnemo.api.mcp.endpoint import (
+from mnemo.api.mcp.endpoint import McpEndpoint
+from mnemo.api.mcp.jsonrpc import HttpReply
+from mnemo.api.mcp.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from mnemo.api.mcp.types import (
     RESOURCE_NOT_FOUND,
-    McpEndpoint,
     McpPrompt,
     McpPromptArgument,
     McpResources,
@@ -50,8 +53,6 @@ from mnemo.api.mcp.endpoint import (
     ToolOutcome,
     UnknownTool,
 )
-from mnemo.api.mcp.jsonrpc import HttpReply
-from mnemo.api.mcp.protocol import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from mnemo.api.mcp.envelope import (
-    _is_implementation,
     check_cursor,
     check_envelope,
     check_envelope_shape,
     envelope_version,
+    is_implementation,
     unsupported_data,
 )
 from mnemo.api.mcp.headers import (
@@ -56,83 +55,19 @@ from mnemo.api.mcp.protocol import (
     UNSUPPORTED_PROTOCOL_VERSION,
     VERSION_HEADER,
 )
+from mnemo.api.mcp.types import (
+    McpPrompt,
+    McpResources,
+    McpTool,
+    ResourceFailed,
+    ToolOutcome,
+    UnknownTool,
+    prompt_to_wire,
+    tool_result,
+    tool_to_wire,
+)
 
 logger = logging.getLogger("mnemo.api.mcp")
-
-
-@dataclass(frozen=True)
-class McpTool:
-    """One tool as advertised by ``tools/list``."""
-
-    name: str
-    title: str | None
-    description: str
-    input_schema: dict  # JSON Schema (object)
-    output_schema: dict  # JSON Schema (object)
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What ``invoke`` returns: the JSON result, or the docs/contract.md §4 error body when ``is_error``."""
-
-    structured: dict
-    is_error: bool
-
-
-class UnknownTool(Exception):
-    """Raised by ``invoke`` for a tool name it does not know (answered with JSON-RPC -32602)."""
-
-
-@dataclass(frozen=True)
-class McpPromptArgument:
-    name: str
-    description: str
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class McpPrompt:
-    """One prompt as advertised by ``prompts/list``; ``render`` turns its arguments (strings, the
-    required ones present) into the text of the one user message ``prompts/get`` answers."""
-
-    name: str
-    title: str
-    description: str
-    arguments: tuple[McpPromptArgument, ...]
-    render: Callable[[dict[str, str]], str]
-
-
-RESOURCE_NOT_FOUND = -32002
-"""The spec's code for a resource that does not exist (server/resources, "Error Handling")."""
-
-
-class ResourceFailed(Exception):
-    """Raised by a :class:`McpResources` read: ``code`` is the JSON-RPC error code, ``data`` the
-    ``{message, code}`` body of the refusal."""
-
-    def __init__(self, code: int, message: str, data: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-
-class McpResources:
-    """What ``resources/list``, ``resources/templates/list`` and ``resources/read`` serve: fixed
-    listings, and a ``read`` that answers a URI's contents or raises :class:`ResourceFailed`."""
-
-    def __init__(
-        self,
-        resources: Sequence[dict[str, Any]],
-        templates: Sequence[dict[str, Any]],
-        read: Callable[[str], list[dict[str, Any]]],
-    ) -> None:
-        self.resources = [dict(r) for r in resources]
-        self.templates = [dict(t) for t in templates]
-        self.read = read
 
 
 class McpEndpoint:
@@ -183,6 +118,44 @@ class McpEndpoint:
                 self._param_decls[tool.name] = []
             else:
                 self._param_decls[tool.name] = list(annotated_positions(tool.input_schema))
+        self._handshake_methods = self._handshake_table()
+        self._modern_methods = self._modern_table()
+
+    # -- the methods each era serves: name -> body (the request's params in, its result out) --
+
+    def _optional_methods(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        """Both eras' prompt and resource methods, when there are prompts and resources."""
+        methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        if self._prompts:
+            methods["prompts/list"] = self._list_prompts
+            methods["prompts/get"] = self._get_prompt
+        if self._resources is not None:
+            methods["resources/list"] = self._list_resources
+            methods["resources/templates/list"] = self._list_templates
+            methods["resources/read"] = self._read_resource
+        return methods
+
+    def _handshake_table(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        return {
+            "initialize": self._initialize,
+            "ping": lambda _params: {},
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            **self._optional_methods(),
+        }
+
+    def _modern_table(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        """2026-07-28: no initialize or ping (nor the notifications/roots methods the revision
+        removed); server/discover; listings are cacheable (``ttlMs``, ``cacheScope``)."""
+
+        def cacheable(body: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+            return lambda params: {**body(params), "ttlMs": 0, "cacheScope": "private"}
+
+        methods = {"server/discover": self._discover, "tools/list": cacheable(self._list_tools),
+                   "tools/call": self._call_tool}  # fmt: skip
+        for name, body in self._optional_methods().items():
+            methods[name] = cacheable(body) if name.endswith("/list") else body
+        return methods
 
     # -- entry point --
 
@@ -304,24 +277,11 @@ class McpEndpoint:
     def _handshake_request(self, version: str, message: dict[str, Any]) -> dict[str, Any]:
         request_id = message["id"]
         method = message["method"]
-        params = message.get("params") or {}
+        body = self._handshake_methods.get(method)
         try:
-            if method == "initialize":
-                result = self._initialize(params)
-            elif method == "ping":
-                result = {}
-            elif method == "tools/list":
-                check_cursor(params)
-                result = {"tools": self._tools_listing()}
-            elif method == "tools/call":
-                result = self._call_tool(params)
-            elif method in self._listing_methods():
-                check_cursor(params)
-                result = self._listing(method)
-            elif method in self._reading_methods():
-                result = self._read(method, params)
-            else:
+            if body is None:
                 raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
+            result = body(message.get("params") or {})
         except RpcError as exc:
             return error_envelope(request_id, exc.code, exc.message, exc.data)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
@@ -332,7 +292,7 @@ class McpEndpoint:
             raise RpcError(INVALID_PARAMS, "Invalid request parameters: protocolVersion must be a string")
         if not isinstance(params.get("capabilities"), dict):
             raise RpcError(INVALID_PARAMS, "Invalid request parameters: capabilities must be an object")
-        if not _is_implementation(params.get("clientInfo")):
+        if not is_implementation(params.get("clientInfo")):
             raise RpcError(
                 INVALID_PARAMS, "Invalid request parameters: clientInfo must be an object with name and version"
             )
@@ -390,56 +350,47 @@ class McpEndpoint:
     def _modern_request(self, version: str, message: dict[str, Any]) -> dict[str, Any]:
         method = message["method"]
         params = message.get("params") or {}
-        served = ("server/discover", "tools/list", "tools/call", *self._listing_methods(), *self._reading_methods())
-        if method not in served:
-            # Includes initialize, ping and the notifications/roots methods the revision removed.
+        body = self._modern_methods.get(method)
+        if body is None:
             raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
         check_envelope_shape(params["_meta"])
-        if method == "server/discover":
-            result: dict[str, Any] = {
-                "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-                "capabilities": copy_json(self._capabilities),
-                "ttlMs": 0,
-                "cacheScope": "private",
-            }
-            if self._instructions is not None:
-                result["instructions"] = self._instructions
-        elif method == "tools/list":
-            check_cursor(params)
-            result = {"tools": self._tools_listing(), "ttlMs": 0, "cacheScope": "private"}
-        elif method in self._listing_methods():
-            check_cursor(params)
-            result = {**self._listing(method), "ttlMs": 0, "cacheScope": "private"}
-        elif method in self._reading_methods():
-            result = self._read(method, params)
-        else:
-            result = self._call_tool(params)
+        result = body(params)
         result["resultType"] = "complete"
         result["_meta"] = {SERVER_INFO_META_KEY: dict(self._server_info)}
         return result
 
+    def _discover(self, _params: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
+            "capabilities": copy_json(self._capabilities),
+            "ttlMs": 0,
+            "cacheScope": "private",
+        }
+        if self._instructions is not None:
+            result["instructions"] = self._instructions
+        return result
+
     # -- shared method bodies --
 
-    def _listing_methods(self) -> tuple[str, ...]:
-        prompts = ("prompts/list",) if self._prompts else ()
-        resources = ("resources/list", "resources/templates/list") if self._resources is not None else ()
-        return prompts + resources
+    def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+        check_cursor(params)
+        return {"tools": copy_json(self._tool_wire)}
 
-    def _reading_methods(self) -> tuple[str, ...]:
-        prompts = ("prompts/get",) if self._prompts else ()
-        return prompts + (("resources/read",) if self._resources is not None else ())
+    def _list_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
+        check_cursor(params)
+        return {"prompts": [prompt_to_wire(prompt) for prompt in self._prompts.values()]}
 
-    def _listing(self, method: str) -> dict[str, Any]:
-        if method == "prompts/list":
-            return {"prompts": [prompt_to_wire(prompt) for prompt in self._prompts.values()]}
+    def _list_resources(self, params: dict[str, Any]) -> dict[str, Any]:
+        check_cursor(params)
         assert self._resources is not None
-        if method == "resources/list":
-            return {"resources": copy_json(self._resources.resources)}
+        return {"resources": copy_json(self._resources.resources)}
+
+    def _list_templates(self, params: dict[str, Any]) -> dict[str, Any]:
+        check_cursor(params)
+        assert self._resources is not None
         return {"resourceTemplates": copy_json(self._resources.templates)}
 
-    def _read(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "prompts/get":
-            return self._get_prompt(params)
+    def _read_resource(self, params: dict[str, Any]) -> dict[str, Any]:
         assert self._resources is not None
         uri = params.get("uri")
         if not isinstance(uri, str):
@@ -473,9 +424,6 @@ class McpEndpoint:
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
         }
 
-    def _tools_listing(self) -> list[dict[str, Any]]:
-        return copy_json(self._tool_wire)
-
     def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
@@ -500,42 +448,3 @@ class McpEndpoint:
             structured, is_error = dict(INTERNAL_TOOL_ERROR), True
             text = json.dumps(structured)
         return tool_result(structured, text, is_error)
-
-
-def tool_result(structured: dict[str, Any], text: str, is_error: bool) -> dict[str, Any]:
-    """A ``CallToolResult``: the result — or, with ``isError``, the ``{message, code}`` body of a
-    rejection — as ``structuredContent`` and as its JSON text.
-
-    Every revision since 2025-06-18 says structured results MUST conform to the tool's
-    ``outputSchema``, errors included, and the TypeScript SDK v1 ``Client`` (embedded in most hosts)
-    and the Inspector check it before the caller sees the result (they throw -32602 otherwise); the
-    Python SDK and the TypeScript SDK v2 skip the check on errors. The tools this endpoint is given
-    must therefore declare output schemas that admit their error bodies (Mnemo's do:
-    ``api.routers.mcp.output_schema``); then every client accepts both shapes.
-    """
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": is_error}
-
-
-def prompt_to_wire(prompt: McpPrompt) -> dict[str, Any]:
-    return {
-        "name": prompt.name,
-        "title": prompt.title,
-        "description": prompt.description,
-        "arguments": [{"name": a.name, "description": a.description, "required": a.required} for a in prompt.arguments],
-    }
-
-
-def tool_to_wire(tool: McpTool) -> dict[str, Any]:
-    wire: dict[str, Any] = {"name": tool.name}
-    if tool.title is not None:
-        wire["title"] = tool.title
-    wire["description"] = tool.description
-    wire["inputSchema"] = copy_json(tool.input_schema)
-    wire["outputSchema"] = copy_json(tool.output_schema)
-    wire["annotations"] = {
-        "readOnlyHint": bool(tool.read_only),
-        "destructiveHint": bool(tool.destructive),
-        "idempotentHint": bool(tool.idempotent),
-        "openWorldHint": False,
-    }
-    return wire

@@ -27,7 +27,7 @@ def unsupported_data(requested: Any) -> dict[str, Any]:
     return {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": requested}
 
 
-def _is_implementation(value: Any) -> bool:
+def is_implementation(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("name"), str) and isinstance(value.get("version"), str)
 
 
@@ -93,7 +93,7 @@ def check_envelope_shape(meta: dict[str, Any]) -> None:
     if not isinstance(meta.get(CLIENT_CAPABILITIES_META_KEY), dict):
         raise RpcError(INVALID_PARAMS, f"Invalid request parameters: {CLIENT_CAPABILITIES_META_KEY} must be an object")
     client_info = meta.get(CLIENT_INFO_META_KEY)
-    if client_info is not None and not _is_implementation(client_info):
+    if client_info is not None and not is_implementation(client_info):
         raise RpcError(
             INVALID_PARAMS,
             f"Invalid request parameters: {CLIENT_INFO_META_KEY} must be an object with name and version",
