@@ -3,16 +3,16 @@
 Each handler imports this module first and calls :func:`done` after its last definition. In
 between, Python's cyclic garbage collector is paused: importing a function's modules allocates
 hundreds of thousands of objects that live as long as the process (modules, classes, functions,
-pydantic schemas), and each collection the allocations trigger walks them all for nothing —
-≈ 15–30 ms of CPU in every cold start (bench/results/coldstart-built.md). :func:`done` turns the
+pydantic schemas), and each collection the allocations trigger walks them all for nothing, in
+every cold start (bench/results/coldstart-built.md). :func:`done` turns the
 collector back on and freezes what the import built (``gc.freeze``), so later collections skip
 it too.
 
 Only inside Lambda (``LAMBDA_TASK_ROOT`` is set): tests, the local server and the CLI import the
 handlers in long-lived processes whose collector is left alone while they load. A ``mnemo serve``
 worker and ``mnemo mcp`` call :func:`freeze` once warm, for the same reason as :func:`done`: a
-full collection over what a warm server holds (≈ 45,000 objects) cost 14–22 ms of CPU, and it
-landed on about one ``recall`` in 75 — the whole of its p99 at 100,000 memories (docs/scale.md).
+full collection over what a warm server holds landed on about one ``recall`` in 75 and made its
+p99 (docs/scale.md).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 A ULID is 128 bits: the time in milliseconds since the epoch (48 bits), then 80 random bits,
 written as 26 base32 digits, most significant first (https://github.com/ulid/spec). Generated
-here in a few lines: the python-ulid package cost ≈ 18 ms of CPU of every Lambda cold start to import
-(it reads its own version through importlib.metadata), and ids are only ever generated, never
-parsed. tests/unit/test_ids.py checks them against python-ulid's decoder.
+here in a few lines: the python-ulid package is a costly import at every Lambda cold start (it
+reads its own version through importlib.metadata; bench/results/docstring-figures.md), and ids
+are only ever generated, never parsed. tests/unit/test_ids.py checks them against python-ulid's decoder.
 """
 
 from __future__ import annotations

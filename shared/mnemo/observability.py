@@ -3,7 +3,7 @@ built here and imported wherever they are needed (handlers decorate with them; t
 the API log through ``logger``).
 
 ``tracer`` is built on first use: Powertools' ``Tracer()`` imports the X-Ray SDK and botocore's
-session with it (≈ 0.45 s of imports), which only a traced Lambda function needs. Where
+session with it (a heavy import: bench/results/docstring-figures.md), which only a traced Lambda function needs. Where
 Powertools would trace nothing — outside Lambda (no ``LAMBDA_TASK_ROOT``: ``mnemo serve``, its
 handler instances, the CLI, the tests), under ``sam local``, or with ``POWERTOOLS_TRACE_DISABLED`` —
 ``tracer`` is :class:`Untraced`, whose decorators return the handler itself, and the SDK is never

@@ -5,7 +5,7 @@ handler code Lambda runs (``mnemo.local.gateway``).
 What a client sees:
 
 * every answer leaves in one write on a socket with ``TCP_NODELAY``: a reused connection
-  answers at the speed of the work, never after the ~40 ms that Nagle's algorithm and the
+  answers at the speed of the work, never after the delay that Nagle's algorithm and the
   client's delayed ACK add when a response goes out in pieces;
 * a listen backlog of :attr:`LocalServer.request_queue_size`, so a burst of new connections is
   accepted, not reset;

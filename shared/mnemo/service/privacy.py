@@ -10,13 +10,11 @@ spans are removed whatever the setting.
 The detector is this module's own list of patterns, each for one kind of credential whose shape is
 distinctive enough that ordinary notes do not match it, plus assignments (``password = …``,
 ``api_key: …``) whose value looks random (Shannon entropy, digits or symbols). It was chosen over
-Yelp's detect-secrets 1.5.0, measured on this machine: importing its scanner took 1.3-1.7 s (paid
-at every cold start of the write function and of ``mnemo import``), and with its default plugins
-``scan_line`` flagged 1,929 of the quality bench's 2,760 memories (its Base64 and hex high-entropy
-plugins match ordinary words) and all 8 of ``tests/unit/test_privacy.py``'s notes about secrets
-that hold none; it found all 18 hostile samples, as this module does. Its named-credential
-plugins are regular expressions like these. Here the quality bench's memories and those notes all
-pass (``tests/unit/test_privacy.py``).
+Yelp's detect-secrets, whose scanner is a slow import at every cold start of the write function
+and whose default high-entropy plugins flag most ordinary memories; its named-credential plugins
+are regular expressions like these (the comparison: bench/results/docstring-figures.md). Here
+the quality bench's memories and notes about secrets that hold none all pass
+(``tests/unit/test_privacy.py``).
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ OAuth protected-resource metadata (``api.oauth``).
 
 The OpenAPI document is served from ``mnemo/api/openapi.json``, generated from the models by
 ``make openapi`` and committed (tests/unit/test_openapi_document.py fails when it differs from what
-the models generate): generating it builds every deferred pydantic model, ≈ 3 s of CPU, which a
-cold read function or a handler instance on a loaded machine would otherwise pay on the console's
-first call (measured: 0.97 s warm, 2.95 s under cProfile, on this 2-core machine).
+the models generate): generating it builds every deferred pydantic model, seconds of CPU that a cold
+read function or a handler instance would otherwise pay on the console's first call
+(bench/results/docstring-figures.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Read your writes on AWS: a search's index hits merged with the project's most recent changes.
 
 The index follows the table through its stream (``stream.py`` → the indexer), so it shows a
-change a stream batch and a refresh after the write returned (≈ 1–2 s). Every search therefore
+change a stream batch and a refresh after the write returned. Every search therefore
 also reads the project's changes of the last ``window`` from DynamoDB
 (``DynamoMemoryStore.recent_changes``: the project's change log and the changed items, read
 consistently) while the OpenSearch query runs on a pool thread (:class:`ReadYourWrites`), and

@@ -7,8 +7,8 @@ so they cost a little memory, never a wrong answer).
 A query reads one stamp row, multiplies, then reads the best candidates' records with the filter
 applied in SQL, a chunk at a time, until ``limit`` pass or the cosine drops below ``min_score``.
 
-**Approximate search where it pays.** The product is linear in the project's size (≈ 12 ms of CPU
-at 100,000 x 384, bench/vectors.py). A project of ``ann_min`` vectors or more also gets an HNSW
+**Approximate search where it pays.** The product is linear in the project's size
+(bench/vectors.py measures it). A project of ``ann_min`` vectors or more also gets an HNSW
 graph (usearch, int8-quantised, keys = document numbers), built on a background thread the first
 time the project is searched (exact search answers meanwhile) and kept up to date as rows are
 absorbed. A query then asks the graph for ``max(2 x limit, 128)`` neighbours, scores them exactly
