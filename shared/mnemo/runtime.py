@@ -6,6 +6,7 @@ Tests call :func:`use` to inject their own service."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -115,8 +116,12 @@ def build_service(ports: Ports, cfg: Settings) -> Service:
     from mnemo.embedding import build_embedder
 
     limits = RateLimits(search=cfg.search_per_minute, write=cfg.write_per_minute)
+    embedder = build_embedder(cfg.embedder, cfg)
+    # an embedder slower than a write's budget (minilm) embeds after the answer, in a process that
+    # outlives its calls: never in Lambda, which freezes an instance once it has answered
+    later = bool(getattr(embedder, "embed_after_answer", False)) and "AWS_LAMBDA_FUNCTION_NAME" not in os.environ
     return Service(
-        ports, embedder=build_embedder(cfg.embedder, cfg), default_limits=limits, tokens=build_token_auth(cfg)
+        ports, embedder=embedder, default_limits=limits, tokens=build_token_auth(cfg), embed_after_answer=later
     )
 
 
@@ -132,6 +137,15 @@ def warm() -> Service:
         import numpy  # noqa: F401
 
     return svc
+
+
+def finish(timeout_s: float = 5.0) -> None:
+    """Before a long-lived process ends (a server's worker, ``mnemo mcp`` at EOF): wait at most
+    ``timeout_s`` for the vectors its writes left for after their answer; what is still queued then
+    is embedded by the next cleanup run (a record without a vector)."""
+    svc = _service
+    if svc is not None and svc.embed_after is not None:
+        svc.embed_after.drain(timeout_s)
 
 
 def use(svc: Service | None, cfg: Settings | None = None) -> None:

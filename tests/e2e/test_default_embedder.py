@@ -1,9 +1,9 @@
-"""The default embedder after the switch from ``static`` to ``auto`` (``minilm`` where its extra is
-installed, as ``make run`` and ``make install`` install it), on a store the previous default filled:
-words find every memory at once; meaning does not compare the old model's vectors with the new
-one's, so it finds them only once ``mnemo cleanup --until-done`` (run as a user runs it) has
-re-embedded them; a second run has nothing left to embed (docs/retrieval.md, "Changing the
-embedder")."""
+"""The default embedder, ``auto`` (``minilm`` where its extra is installed, as ``make run`` and
+``make install`` install it), as a user meets it: ``mnemo serve`` saves a memory, which words find
+at once and meaning within the bound docs/retrieval.md states ("Embedding after the answer": the
+vector is made after the answer); and on a store the previous default (``static``) filled, words
+find every memory at once, meaning only once ``mnemo cleanup --until-done`` (run as a user runs it)
+has re-embedded them; a second run has nothing left to embed ("Changing the embedder")."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ from mnemo.service import tenancy
 from mnemo.service.identity import ADMIN
 from mnemo.service.pipeline import Service
 
+from tests.support.http import call
+from tests.support.server import start_server, stop_server
+from tests.support.waiting import wait_until
+
 pytestmark = [pytest.mark.slow]
 
 MEMORIES = [
@@ -32,6 +36,8 @@ MEMORIES = [
 ]
 #: shares no word with the first memory
 ASKED = "who has nut allergies"
+#: the bound docs/retrieval.md states for a memory's vector after memory_add answered
+VECTOR_DEADLINE_S = 30.0
 
 
 def user_env() -> dict[str, str]:
@@ -87,3 +93,23 @@ def test_a_store_of_the_old_static_default_keeps_working_and_cleanup_re_embeds_i
     assert recall(new, caller)[0] == ids[0]  # hybrid, the default mode
     assert sum(s["counts"]["embedded"] for s in cleanup_until_done(tmp_path)) == 0
     new.ports.close()
+
+
+def test_mnemo_serve_by_default_finds_a_memory_by_words_at_once_and_by_meaning_after_the_answer(tmp_path):
+    server = start_server(tmp_path, env_extra={"MNEMO_EMBEDDER": "auto"})
+    try:
+        added = call(server, "memory_add", {"content": MEMORIES[0]})
+        assert added.status == 200, added.raw
+        memory_id = added.body["memory"]["id"]
+        lexical = call(server, "recall", {"query": "peanuts", "mode": "lexical"})
+        assert [r["reference"] for r in lexical.body["results"]] == [memory_id]
+
+        def by_meaning() -> list[str]:
+            answer = call(server, "recall", {"query": ASKED, "mode": "semantic"})
+            assert answer.status == 200, answer.raw
+            return [r["reference"] for r in answer.body["results"]]
+
+        assert wait_until(by_meaning, VECTOR_DEADLINE_S, "meaning finds the memory")[0] == memory_id
+    finally:
+        output = stop_server(server)
+    assert "embedder: static" not in output  # minilm, no fallback line

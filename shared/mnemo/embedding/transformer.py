@@ -169,6 +169,9 @@ class TransformerEmbedder:
     #: recall's floor for "found by meaning": at 0.1 `semantic` keeps every answer plain dense ranks
     #: in its first 10 (bench/results/2026-12-03-floors-minilm.md; the static model's 0.35 cut them)
     min_similarity = 0.1
+    #: a memory costs more CPU to embed than memory_add's budget (bench/results/add_minilm.json):
+    #: a long-lived process embeds after the answer (mnemo.service.vectors.EmbedAfter)
+    embed_after_answer = True
 
     def __init__(self, data: Path = DATA, query_prefix: str = "", passage_prefix: str = "") -> None:
         self.data = data

@@ -150,6 +150,7 @@ class LocalGateway:
     def close(self) -> None:
         from mnemo import runtime
 
+        runtime.finish()
         runtime.service().ports.close()
 
     def dispatch(

@@ -15,6 +15,7 @@ from mnemo.service.identity import Caller
 
 if TYPE_CHECKING:
     from mnemo.service.retrieval.fusion import Fusion
+    from mnemo.service.vectors import EmbedAfter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +36,8 @@ class CallContext:
     embedder: Embedder | None = None
     #: how hybrid recall fuses its two halves (None: the adopted rule, ``retrieval.fusion.ADOPTED``)
     fusion: Fusion | None = None
+    #: writes leave the vector to this, after the answer (None: the vector before the write)
+    embed_after: EmbedAfter | None = None
     #: the OAuth issuers whose tokens this deployment accepts (the first: a new binding's default)
     issuers: tuple[str, ...] = ()
     #: refuse writes holding a secret: the workspace's setting (``Workspace.secret_check``)

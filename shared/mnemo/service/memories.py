@@ -81,8 +81,9 @@ def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
 
 
 def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
-    # the vector is made before the store write, so the record carries it to every backend
-    embedding = embed_content(ctx.embedder, args.content)
+    # the vector is made before the store write, so the record carries it to every backend; or, with
+    # an embedder too slow for a write's budget, after the answer (ctx.embed_after, service/vectors.py)
+    embedding = None if ctx.embed_after is not None else embed_content(ctx.embedder, args.content)
     record = MemoryRecord(
         id=memory_id(),
         workspace_id=ctx.project.workspace_id,
@@ -106,7 +107,9 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         # the same content, kind, path and team as a live memory of the project: that memory
         same = ctx.visible(ctx.ports.store.get(ctx.scope, found.memory_id))
         return MemoryAddResult(project=ctx.project_ref, memory=same.public(), deduplicated=True)
-    if needs_embedding(ctx.embedder, record):
+    if ctx.embed_after is not None:
+        ctx.embed_after.submit(record)
+    elif needs_embedding(ctx.embedder, record):
         ctx.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
     return MemoryAddResult(project=ctx.project_ref, memory=record.public())
 
@@ -143,14 +146,17 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
             changes["tags"] = []
         update = {**changes, "version": current.version + 1, "updated_at": ctx.now}
         if ("content" in changes and changes["content"] != current.content) or needs_embedding(ctx.embedder, current):
-            update["embedding"] = embed_content(ctx.embedder, changes.get("content", current.content))
+            content = changes.get("content", current.content)
+            update["embedding"] = None if ctx.embed_after is not None else embed_content(ctx.embedder, content)
         updated = current.model_copy(update=update)
         try:
             ctx.ports.store.replace(updated, expected_version=current.version, previous=current)
         except VersionConflict:
             raise Conflict("memory changed while updating; read it again and retry") from None
-        if needs_embedding(ctx.embedder, updated):
+        if needs_embedding(ctx.embedder, updated) and ctx.embed_after is None:
             ctx.ports.store.mark_for_repair(updated)  # the embedder failed: cleanup embeds it
+    if ctx.embed_after is not None and needs_embedding(ctx.embedder, updated):
+        ctx.embed_after.submit(updated)  # after the unit of work committed: the thread reads this version
     return MemoryResult(project=ctx.project_ref, memory=updated.public())
 
 

@@ -26,6 +26,7 @@ from mnemo.service.identity import Caller, bearer_secret, looks_like_jwt
 from mnemo.service.operations import Operation
 from mnemo.service.principals import TokenAuth
 from mnemo.service.retrieval.fusion import Fusion
+from mnemo.service.vectors import EmbedAfter
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +67,15 @@ class Service:
         default_limits: RateLimits | None = None,
         tokens: TokenAuth | None = None,
         fusion: Fusion | None = None,
+        embed_after_answer: bool = False,
     ) -> None:
         """``embedder`` is the embedder of meaning the composition root chose (``mnemo.runtime``
         from ``MNEMO_EMBEDDER``); None: words only. ``tokens``: how OAuth access tokens are
         accepted (None: API keys only). ``fusion``: how hybrid recall fuses its two halves (None:
-        the adopted rule, ``mnemo.service.retrieval.fusion.ADOPTED``; bench/fusion.py passes others)."""
+        the adopted rule, ``mnemo.service.retrieval.fusion.ADOPTED``; bench/fusion.py passes others).
+        ``embed_after_answer``: writes store the record without its vector and a thread of this
+        process embeds it after the answer (``vectors.EmbedAfter``; only for a process that
+        outlives its calls)."""
         self.ports = ports
         #: how OAuth access tokens are accepted (None: API keys only)
         self.tokens = tokens
@@ -79,6 +84,8 @@ class Service:
         self.embedder = embedder
         #: hybrid recall's fusion rule (None: the adopted one)
         self.fusion = fusion
+        #: the vectors writes leave for after their answer (None: made before the write)
+        self.embed_after = EmbedAfter(ports, embedder) if embed_after_answer and embedder is not None else None
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -188,6 +195,7 @@ class Service:
             default_limits=self.default_limits,
             embedder=self.embedder,
             fusion=self.fusion,
+            embed_after=self.embed_after,
             issuers=self.tokens.issuers if self.tokens else (),
             # the workspace admission read: no extra read (AWS caches it for ``tenant_cache_s``)
             secret_check=workspace.secret_check if workspace is not None else True,

@@ -1,16 +1,26 @@
 """The service's use of the ``Embedder`` port: a memory's vector, made before its store write (so
 the record carries it to every backend, and the AWS stream indexer never calls an embedder), and
 a query's vector. An embedder that fails never fails a write: the record is stored without its
-vector and marked for repair (cleanup embeds it)."""
+vector and marked for repair (cleanup embeds it).
+
+With an embedder whose memories cost more than a write's budget (``embed_after_answer``: the local
+transformer), a long-lived process embeds after the answer instead (:class:`EmbedAfter`): the
+write stores the record without its vector, so its words are searchable at once, and one
+background thread per process embeds the queued records in order and stores each vector at the
+record's version (as cleanup does). A record that changed meanwhile keeps its own (newer) turn;
+one whose process ended first is embedded by the next cleanup run (a record without a vector).
+"""
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
 from collections import OrderedDict
 
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.observability import logger
-from mnemo.ports import Embedder
+from mnemo.ports import Embedder, Ports
 
 
 def embed_content(embedder: Embedder | None, content: str) -> Embedding | None:
@@ -70,3 +80,59 @@ def with_embedding(embedder: Embedder | None, record: MemoryRecord) -> MemoryRec
         return record
     embedding = embed_content(embedder, record.content)
     return record if embedding is None else record.model_copy(update={"embedding": embedding})
+
+
+class EmbedAfter:
+    """Memories' vectors made after their write answered, by one daemon thread of this process
+    (started on the first record, so a forked worker starts its own)."""
+
+    def __init__(self, ports: Ports, embedder: Embedder) -> None:
+        self.ports = ports
+        self.embedder = embedder
+        self._queue: queue.Queue[MemoryRecord] = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, record: MemoryRecord) -> None:
+        """Queue a stored record (after its write committed) for its vector."""
+        self._queue.put(record)
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="mnemo-embed-after", daemon=True)
+                self._thread.start()
+
+    def pending(self) -> int:
+        """Records queued or being embedded."""
+        return self._queue.unfinished_tasks
+
+    def drain(self, timeout_s: float) -> bool:
+        """Wait at most ``timeout_s`` for the queue to empty (a process about to end); True if it did."""
+        deadline = time.monotonic() + timeout_s
+        while self._queue.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def _run(self) -> None:
+        while True:
+            record = self._queue.get()
+            try:
+                self.embed(record)
+            except Exception:  # noqa: BLE001 - the thread outlives any one record; cleanup embeds it later
+                logger.warning("embedding after the answer failed; cleanup embeds the memory")
+            finally:
+                self._queue.task_done()
+
+    def embed(self, record: MemoryRecord) -> None:
+        embedded = with_embedding(self.embedder, record)
+        if embedded is record:
+            if needs_embedding(self.embedder, record):
+                self.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
+            return
+        if not self.ports.store.set_embedding(embedded):  # version-checked: a changed record keeps its own
+            return
+        try:
+            self.ports.index.upsert(embedded)  # the index holds the vector beside the terms (AWS)
+        except Exception:  # noqa: BLE001 - as a write whose index write fails: marked, cleanup re-indexes
+            self.ports.store.mark_for_repair(embedded)

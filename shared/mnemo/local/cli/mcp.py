@@ -58,5 +58,6 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     except (KeyboardInterrupt, BrokenPipeError):  # the host went away
         pass
     finally:
+        runtime.finish()
         svc.ports.close()
     return 0
