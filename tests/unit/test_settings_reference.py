@@ -133,3 +133,19 @@ def test_an_unknown_variable_is_one_line_naming_the_closest_setting_and_tooling_
         "mnemo: warning: MNEMO_HOOK_OF is not a Mnemo setting and is ignored; did you mean MNEMO_HOOK_OFF?",
         "mnemo: warning: MNEMO_QWXZ is not a Mnemo setting and is ignored (docs/configuration.md lists the settings)",
     ]
+
+
+def test_a_function_logs_each_unknown_variable_once_when_it_reads_its_settings(monkeypatch):
+    from mnemo import observability, runtime
+
+    seen: list[str] = []
+    monkeypatch.setattr(observability.logger, "warning", lambda message, *args, **kwargs: seen.append(message))
+    monkeypatch.setenv("MNEMO_EMBEDER", "none")
+    runtime.use(None)
+    try:
+        runtime.settings()
+        runtime.settings()  # read once per process: no second warning
+    finally:
+        runtime.use(None)
+
+    assert seen == ["mnemo: warning: MNEMO_EMBEDER is not a Mnemo setting and is ignored; did you mean MNEMO_EMBEDDER?"]
