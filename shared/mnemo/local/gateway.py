@@ -150,7 +150,7 @@ class LocalGateway:
     def close(self) -> None:
         from mnemo import runtime
 
-        runtime.finish()
+        runtime.finish(1.5)  # the pool gives a stopping instance 2 s before it kills it
         runtime.service().ports.close()
 
     def dispatch(

@@ -13,7 +13,9 @@ instance, never the others, and on a small machine it gives way to the quick one
 Processes rather than threads because Powertools keeps per-invocation state on objects shared by
 every function module (see ``LocalGateway``), and because two cores then run two invocations.
 Workers are forked from a ``multiprocessing`` forkserver that imported the handlers once, so a new
-instance is ready in tens of milliseconds and the server's own threads are never forked.
+instance imports nothing again and the server's own threads are never forked; it then loads its
+embedder's model while it warms up, before it takes a request (``LocalGateway.warm``: the default
+minilm's load is several times the static model's, bench/results/minilm_layer.json).
 
 After each invocation a worker writes the metrics it recorded (one CloudWatch EMF line, as
 Lambda would log them) to the pool's metrics sink, or drops them: nothing piles up in memory
