@@ -93,22 +93,31 @@ EMPTY = "empty"
 # -- the corpus, with the vectors of the embedder under test --
 
 
+#: this bench's corpora and vectors (bench.corpus replaces its own files when their code changes)
+CACHE = corpus.CACHE_DIR / "callsplit"
+
+
 def prepared_corpus(size: int, embedder_name: str, seed: int = 7) -> Path:
     """The bench corpus at ``size`` with every memory's vector made by ``embedder_name`` (the cached
-    corpus carries the packaged default's: another model's are made here once and cached beside
-    it) and an empty project ``empty``; the cached file, to be copied before use."""
+    corpus carries the packaged default's) and an empty project ``empty``; the cached file, to be
+    copied before use. Another model's vectors are made once per corpus *content* and kept in
+    ``CACHE`` (``vectors-<model>-<digest of the contents>.f32``), so a change to the schema or the
+    index (a new corpus file) does not embed 10,000 memories again."""
     db = corpus.build_db(corpus.CorpusParams(size, seed))
     from mnemo.embedding import build_embedder
 
     embedder = build_embedder(embedder_name)
-    model = embedder.model if embedder is not None else "none"
-    path = db.path.with_name(f"{db.path.stem}-{model.replace('/', '_')}-callsplit.db")
+    model = (embedder.model if embedder is not None else "none").replace("/", "_")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"{db.path.stem}-{model}.db"
     if path.exists():
         return path
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
         leftover.unlink(missing_ok=True)
     shutil.copy(db.path, tmp)
+    from array import array
+
     from mnemo.backends.sqlite import SqliteBackend
     from mnemo.models.records import Embedding
     from mnemo.ports import Scope
@@ -116,22 +125,32 @@ def prepared_corpus(size: int, embedder_name: str, seed: int = 7) -> Path:
 
     backend = SqliteBackend(tmp)
     tenancy.create_project(backend, db.workspace_id, EMPTY)
-    if embedder is not None:
-        held = backend.db.conn().execute("SELECT DISTINCT vec_model FROM memories").fetchall()
-        if [tuple(row) for row in held] != [(embedder.model,)]:
-            print(f"[bench] callsplit: embedding {size} memories with {embedder.model} …", file=sys.stderr)
-            scope = Scope(db.workspace_id, db.project_id)
-            cursor = None
-            while True:
-                page = backend.store.scan_project(scope, cursor=cursor, limit=256)
-                vectors = embedder.embed([r.content for r in page.items])
-                for record, vector in zip(page.items, vectors, strict=True):
-                    backend.store.set_embedding(
-                        record.model_copy(update={"embedding": Embedding.of(embedder.model, vector)})
-                    )
-                cursor = page.cursor
-                if not cursor:
-                    break
+    held = backend.db.conn().execute("SELECT DISTINCT vec_model FROM memories").fetchall()
+    if embedder is not None and [tuple(row) for row in held] != [(embedder.model,)]:
+        scope = Scope(db.workspace_id, db.project_id)
+        records, cursor = [], None
+        while True:
+            page = backend.store.scan_project(scope, cursor=cursor, limit=1000)
+            records += page.items
+            cursor = page.cursor
+            if not cursor:
+                break
+        contents = hashlib.sha256("\x00".join(r.content for r in records).encode()).hexdigest()[:16]
+        kept = CACHE / f"vectors-{model}-{contents}.f32"
+        flat = array("f")
+        if kept.exists():
+            flat.frombytes(kept.read_bytes())
+        else:
+            print(f"[bench] callsplit: embedding {len(records)} memories with {embedder.model} …", file=sys.stderr)
+            for start in range(0, len(records), 256):
+                for vector in embedder.embed([r.content for r in records[start : start + 256]]):
+                    flat.extend(vector)
+            kept.with_suffix(f".{os.getpid()}.tmp").write_bytes(flat.tobytes())
+            kept.with_suffix(f".{os.getpid()}.tmp").replace(kept)
+        dim = len(flat) // len(records)
+        for i, record in enumerate(records):
+            vector = flat[i * dim : (i + 1) * dim]
+            backend.store.set_embedding(record.model_copy(update={"embedding": Embedding.of(embedder.model, vector)}))
     backend.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     backend.close()
     shutil.move(tmp, path)
@@ -557,8 +576,46 @@ def markdown(res: dict[str, Any], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def compare(before_path: Path, after_path: Path) -> str:
+    """Two runs side by side (``python -m bench.callsplit compare BEFORE.json AFTER.json``): per
+    transport and tool, the round trip without the timers (p50, p99), the server's CPU time per call
+    (p50, with the timers) and whether every answer hashed the same."""
+    from bench.report import _table
+
+    before, after = json.loads(before_path.read_text()), json.loads(after_path.read_text())
+    lines = [
+        f"# Before and after: {before['size']} memories, MNEMO_EMBEDDER={before['embedder']}",
+        "",
+        f"Before: `{before['command']}` at {before['commit']} ({before['date']}; {before_path.name}); after: "
+        f"`{after['command']}` at {after['commit']} ({after['date']}; {after_path.name}), run one after the "
+        "other on this shared 2-core machine. Round trips: the SDK client's wall time without the timers; "
+        "server CPU: the serving thread's (handler instance and front end on HTTP), with the timers.",
+        "",
+    ]
+    for transport, one in after["transports"].items():
+        old = before["transports"][transport]
+        rows = []
+        for name in one["split"]["latency"]:
+            p_old = old.get("plain", old["split"])["latency"][name]
+            p_new = one.get("plain", one["split"])["latency"][name]
+            s_old, s_new = old["split"]["split"][name], one["split"]["split"][name]
+            cpu = [s["server_cpu"]["p50_ms"] for s in (s_old, s_new)]
+            same = old["split"]["digests"][name] == one["split"]["digests"][name]
+            rows.append([name, p_old["p50_ms"], p_new["p50_ms"], p_old["p99_ms"], p_new["p99_ms"], cpu[0], cpu[1],
+                         "–" if name == "memory_add" else ("same" if same else "**differ**")])  # fmt: skip
+        header = ["tool", "p50 before", "after", "p99 before", "after", "server CPU p50 before", "after", "answers"]
+        lines += [f"## {transport}", "", *_table(header, rows), ""]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "compare":
+        text = compare(Path(argv[1]), Path(argv[2]))
+        if len(argv) > 3:
+            Path(argv[3]).write_text(text)
+        print(text)
+        return None
     if argv and argv[0] == "stdio-server":
         return stdio_server(argv[1:])
     if argv and argv[0] == "http-server":
