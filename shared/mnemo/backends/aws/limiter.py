@@ -1,44 +1,9 @@
-"""Per-workspace GCRA buckets as DynamoDB items, decided inside ``ConditionExpression``s.
-
-**Shards.** One item takes at most about 1,000 writes a second (one partition), so a workspace's
-bucket of a class is ``N = ceil(limit / SHARD_LIMIT)`` items, each an exact GCRA bucket of its
-share of the limit (the shares sum to the limit): ``pk = RL#<workspace>#<class>`` when ``N = 1``
-(every limit up to 15,000 calls a minute, i.e. 250 a second), ``RL#<workspace>#<class>#<i>``
-otherwise (``N`` ≤ 67 at the model's maximum of 1,000,000 a minute). A shard then takes at most
-250 admitted calls a second, and with refused probes well under a partition's 1,000 writes.
-
-**One shard's decision.** A shard holds ``tat_us`` (theoretical arrival time, integer epoch
-*microseconds*, so ``T`` rounds off at most 1/4,000 of a 15,000-a-minute share; see
-:mod:`mnemo.gcra`). With ``T`` the emission interval and ``C = T * share`` the capacity, a call at
-``now`` is admitted by one of two conditional ``UpdateItem``s — DynamoDB applies each atomically
-per item, so racing callers can never both take the last token:
-
-* **idle** — ``attribute_not_exists(tat_us) OR tat_us < :now`` → ``SET tat_us = :now + T``;
-* **busy** — ``tat_us BETWEEN :now AND :now + C - T`` → ``SET tat_us = tat_us + T``.
-
-No read precedes them: ``ReturnValues=UPDATED_NEW`` gives the new ``tat_us`` on success and
-``ReturnValuesOnConditionCheckFailure=ALL_OLD`` the current one on failure, which says whether the
-other update can succeed (at most two per shard) or the shard is empty.
-
-**A workspace's decision.** A call takes from a random shard and, on an empty one, from another,
-up to :data:`PROBES` shards; it is refused when every shard it probed was empty. Error bound:
-
-* *never more than the limit*: each shard admits at most its share per window (plus its share's
-  refill), so the workspace admits at most ``limit`` in any burst and ``limit / 60 s`` sustained —
-  the single bucket's exact bound (plus the 1/4,000 rounding of ``T``);
-* *fewer only at the edge*: a call is refused while tokens remain elsewhere only when ``PROBES``
-  random shards were all empty, i.e. near exhaustion; sustained demand at or above the limit
-  reaches every shard (each gets ``1/N`` of the calls, at least its refill), so the long-run rate
-  admitted is the limit. ``tests/integration/test_rate_limit_shards.py`` measures a burst of twice
-  the limit at ``N`` = 4 and 16: every admitted count within 2 % under the limit, none over.
-
-``remaining`` in an admitted decision is the probed shard's scaled to the whole limit (an estimate
-when ``N > 1``; exact when ``N = 1``); :meth:`peek` reads every shard and sums them.
-
-The last ``tat_us`` seen per shard picks which update to try first, so a busy shard usually costs
-one write. A rejection is remembered per shard until its retry time: a shard remembered empty is
-not probed, and when all are, the call is refused without a DynamoDB request (``tat_us`` never
-decreases, so the remembered value stays a safe lower bound).
+"""Per-workspace GCRA buckets (``mnemo.gcra``) as DynamoDB items, decided inside
+``ConditionExpression``s: at most two conditional ``UpdateItem``s per call and no read, atomic per
+item, so racing callers never over-admit. A limit above :data:`SHARD_LIMIT` a minute is split over
+shards (one item sits on one partition); a call probes up to :data:`PROBES` random shards, and a
+rejection is remembered per shard until its retry time. The design and its error bound:
+docs/aws.md, "Rate limiter" (measured in ``tests/integration/test_rate_limit_shards.py``).
 """
 
 from __future__ import annotations
