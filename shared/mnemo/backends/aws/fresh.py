@@ -1,35 +1,12 @@
 """Read your writes on AWS: a search's index hits merged with the project's most recent changes.
 
-The index follows the table through its stream (``stream.py`` → the indexer), so it shows a
-change a stream batch and a refresh after the write returned. Every search therefore
-also reads the project's changes of the last ``window`` from DynamoDB
-(``DynamoMemoryStore.recent_changes``: the project's change log and the changed items, read
-consistently) while the OpenSearch query runs on a pool thread (:class:`ReadYourWrites`), and
-merges them here, in Python, exactly as the index would have matched them:
-
-* terms: the query's terms (already analysed by ``mnemo.text``) against the record's analysed
-  words and their stems (:func:`analysed`: the words of the ``*_terms`` fields of
-  :func:`~mnemo.backends.aws.mapping.document` — the very document the indexer writes — matched by
-  the rule of ``mnemo.text.term_matches``); filters: ``items.matches`` (``mnemo.like`` for LIKE
-  patterns). The analysis is memoised per process on what it reads (content, tags, path): a burst
-  of changes is analysed once per search instance, not once per search (docs/scale.md, "The
-  indexer and the window under bursts");
-* a hit whose memory changed since it was indexed is replaced by the current version when that
-  still matches (keeping the hit's score), and dropped when it no longer matches, was deleted or
-  has expired;
-* a changed memory that matches, is not among the hits, and whose current version the index does
-  not hold as a match (the query's ``fresh`` aggregation lists the window's matching documents
-  with their versions; one held at the current version was ranked below the page) is added with
-  a provisional score (:func:`provisional_score`, the rule in docs/retrieval.md);
-* the merged hits are ordered as the index orders them (working first when asked, then score,
-  newest, id) and cut to the limit. When dropped hits leave a full page short, the caller asks
-  the index for more (``Merged.short``).
-
-A vector search (:func:`merge_similar`) merges the same changes more simply, because its score
-is exact: each changed memory's item carries its vector, so its cosine with the query is computed
-here as the index would; a stale hit is replaced by its current version at its new cosine, or
-dropped (deleted, expired, filtered out, below ``min_score``, or without a vector of the model),
-and a changed memory that qualifies is added at its cosine.
+The index shows a change only a stream batch and a refresh after its write returned, so every
+search also reads the project's changes of the last ``window`` from DynamoDB while the OpenSearch
+query runs on a pool thread (:class:`ReadYourWrites`), and merges them here exactly as the index
+would have matched them (:func:`analysed`, the indexer's own document; ``items.matches`` for the
+filters): a stale hit is replaced or dropped, a matching change the index lacks is added with a
+provisional score, and vector searches merge at the exact cosine (:func:`merge_similar`). The
+rules, case by case: docs/aws.md, "Read your writes".
 """
 
 from __future__ import annotations
