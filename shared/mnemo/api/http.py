@@ -1,5 +1,6 @@
 """What every HTTP surface shares: reading a request body strictly, answering JSON, turning any
-exception into docs/contract.md §4's ``{message, code}`` (through ``api.errors``), and the resolver and
+exception into docs/contract.md §4's ``{message, code}`` (through ``api.errors``; a 401 or 403's
+``WWW-Authenticate`` challenge is ``api.oauth``'s), and the resolver and
 routers the functions are assembled from.
 
 The routers do not find the service themselves: each is given a :class:`ServiceProvider` by the
@@ -30,7 +31,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mnemo.api import strict_json
 from mnemo.api.errors import as_mnemo_error
 from mnemo.api.origin import refusal
-from mnemo.errors import ContentTooLarge, Forbidden, InsufficientScope, InvalidRequest, InvalidToken, NotFound
+from mnemo.errors import ContentTooLarge, Forbidden, InsufficientScope, InvalidRequest, NotFound
 from mnemo.observability import logger, metrics
 
 if TYPE_CHECKING:
@@ -68,26 +69,10 @@ def error_response(exc: Exception, path: str = "", cfg: Settings | None = None) 
     if error.retry_after is not None:
         headers.setdefault("Retry-After", str(error.retry_after))
     if error.status == 401 or isinstance(error, InsufficientScope):
+        from mnemo.api.oauth import challenge  # reads the settings module: only on a refusal
+
         headers["WWW-Authenticate"] = challenge(error, path, cfg)
     return json_response(error.status, error.body(), headers)
-
-
-def challenge(error: Exception, path: str, cfg: Settings | None) -> str:
-    """RFC 6750's ``WWW-Authenticate: Bearer``: with OAuth on, it points at the protected-resource
-    metadata (RFC 9728 §5.1, the MCP authorization spec) and names the scopes to ask for; the error
-    says whether a token was refused (``invalid_token``) or lacks a scope (``insufficient_scope``)."""
-    from mnemo.api.oauth import metadata_url, requested_scopes
-
-    params = ['realm="mnemo"']
-    if isinstance(error, InsufficientScope):
-        params.append('error="insufficient_scope"')
-    elif isinstance(error, InvalidToken):
-        params.append('error="invalid_token"')
-    if cfg is not None and cfg.oauth_enabled:
-        params.append(f'resource_metadata="{metadata_url(cfg, path)}"')
-        needed = error.needed if isinstance(error, InsufficientScope) else None
-        params.append(f'scope="{requested_scopes(cfg, needed)}"')
-    return "Bearer " + ", ".join(params)
 
 
 def raw_body(event: Any, max_bytes: int) -> bytes:
