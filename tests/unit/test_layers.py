@@ -49,7 +49,7 @@ ONLY: dict[str, tuple[str, ...]] = {
     "mnemo.observability": (),
     "mnemo.coldstart": (),  # imported first by every handler: the standard library only
     "mnemo.api.mcp": ("mnemo.api.mcp", "mnemo.api.strict_json"),  # the protocol layer: stdlib only
-    "mnemo.api.oauth": ("mnemo.config", "mnemo.models"),  # RFC 9728 metadata, challenges: the settings only
+    "mnemo.api.oauth": ("mnemo.config", "mnemo.models", "mnemo.errors"),  # RFC 9728 metadata, challenges
 }
 
 
