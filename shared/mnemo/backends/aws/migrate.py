@@ -1,27 +1,12 @@
-"""Copy a memories table into one of today's layout: the way off the former ``recent`` LSI.
-
-DynamoDB cannot drop a local secondary index, so a table deployed with the former layout (an LSI
-``recent`` on ``pk``, ``lsi1sk``: every project one item collection, capped at 10 GB) is replaced
-by a new table (a GSI ``recent`` on ``pk``, ``recent_sk``, and no LSI), and its items are copied
-with this job (docs/aws.md, "Moving a table off the recent LSI")::
+"""Copy a memories table into one of today's layout: the way off the former ``recent`` LSI, which
+DynamoDB cannot drop, so the stack's update replaces the table and this job copies its items::
 
     python -m mnemo.backends.aws.migrate --source OLD --target NEW [--segments 8] [--run copy]
 
-What it does, per item of a parallel ``Scan`` of ``source``:
-
-* a memory (``MEM#``) is put with ``lsi1sk`` renamed ``recent_sk`` (a delete marker loses it),
-  **only if the target has no newer state of it**: no item, a lower version, or — for a delete
-  marker — the same version not yet deleted. A write that reached the target first (the
-  functions already use it) therefore wins, and copying twice changes nothing;
-* a dedup claim (``CLAIM#``) or a standalone repair mark (``REPAIR#``) is put only where the
-  target has none (the target's own claims win);
-* the cleanup job's checkpoints (cursors of a ``Scan`` of the old table), change log entries and
-  this job's own checkpoints are not copied.
-
-It is **resumable**: after each page, the segment's cursor is saved in the target table
-(``pk = MIGRATION#<run>``, ``sk = SEGMENT#<i>/<n>``); a run started again with the same ``--run``
-goes on from there, and a finished segment is skipped. A second pass (after the functions were
-switched to the new table, to catch the writes the first pass missed) is a new ``--run`` name.
+An item is put only where the target has no newer state of it (a write that reached the new table
+first wins, and copying twice changes nothing); the job is resumable (each segment's cursor saved
+in the target after each page, ``pk = MIGRATION#<run>``), and a second pass under a new ``--run``
+catches the writes of the switch. The procedure: docs/aws.md, "Moving a table off the recent LSI".
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
 """Move the index behind the alias to a new index of another mapping, with no downtime: the way to
 the ``hnsw`` vector layout (``index.knn`` is fixed at an index's creation, so it cannot be put
-onto the live index). docs/operations.md, "Changing the index's mapping"::
+onto the live index)::
 
     python -m mnemo.backends.aws.reindex [--vectors hnsw] [--segments 4] [--settle-s 30]
     python -m mnemo.backends.aws.reindex --drop <old index>     # once the switch is checked
 
-(the table, the alias and the endpoints come from the functions' own ``MNEMO_*`` settings.) The
-steps, each one idempotent, so a run stopped anywhere is simply started again:
-
-1. **create** the target ``<alias>-v<n+1>`` beside the source ``<alias>-v<n>`` behind the alias,
-   with the new mapping (every vector field the source has, in the new layout) and the
-   migration's alias ``<alias>-next`` on it, in one request. The writers (the stream indexer, the
-   cleanup job: ``IndexSetup.write_targets``) see that alias within ``mapping.LAYOUT_TTL_S`` and
-   from then on write every change to the target first, then through the alias;
-2. **settle**: wait until ``settle_s`` after the target's creation (longer than a writer trusts
-   what it read, plus a write's time), so every write the back-fill might miss reaches both;
-3. **back-fill** the target from the memories table (a parallel ``Scan``, strongly consistent,
-   every live memory), with external versions (``external_gte``): a back-filled version older than
-   what the stream wrote is refused, and writing a version again changes nothing. After each page
-   the segment's cursor is saved in the table (``pk = MIGRATION#index-<target>``), so a new run
-   goes on from there;
-4. **switch**: one ``POST _aliases`` moves the alias (and ``is_write_index``) from the source to
-   the target and removes the migration's alias — atomic, so every search asks one of the two.
-   The searches pick the ``knn`` query by the layout behind the alias (re-read every
-   ``LAYOUT_TTL_S``; ``script_score`` serves both layouts meanwhile). The source is kept, and
-   written no more, until ``--drop``.
+Four steps, each idempotent, so a run stopped anywhere is started again: create the target (with
+the migration's alias, which the writers then write to first), settle, back-fill it from the
+table with external versions (a segment's cursor saved after each page), and switch the alias
+atomically. What each step guarantees: docs/operations.md, "Changing the index's mapping".
 """
 
 from __future__ import annotations
