@@ -1,29 +1,12 @@
 """The scheduled cleanup job (docs/contract.md §6): written once, against the ports, for every backend.
 
-One run works through four phases, in this order, each a walk that resumes where the previous
-run stopped (its cursor is persisted through ``Maintenance.save_checkpoint`` after every page):
-
-1. ``repair`` — records marked for repair (their index write or their embedding failed): embed
-   the current version if it lacks its vector, re-index it, or remove the index entry of a record
-   that is gone; then clear the mark (kept while the embedder still fails).
-2. ``expire`` — records past ``expires_at`` (already invisible to every read): delete them from
-   the store (version-checked); the index follows the store's delete, as for any write.
-3. ``store`` — every record against the index: re-index records the index lacks, holds at an
-   older version, or built with another analysis (``mnemo.text.ANALYSIS``: a new stemmer); embed
-   records without a vector of the current embedder (none yet, or another model's: the embedder
-   changed) and re-index them. Reads never wait for this: until a record is re-embedded, the
-   vector search simply does not see it (vectors of other models are never compared).
-4. ``index`` — every index entry against the store: make entries without a record unsearchable,
-   purge delete tombstones older than the retention (version-checked), re-index stale ones.
-
-A run stops starting pages when its item budget or deadline runs out (the Lambda handler derives
-the deadline from the remaining invocation time) and reports ``more=True``. Every write is
-idempotent or conditional (store deletes check the version; index writes carry external
-versions; purges compare the tombstone's seq_no), so two runs at once cannot undo each other:
-the loser of a race counts ``skipped``. When the index is unreachable the run stops early, leaves
-its cursor where it was, and reports ``index_unavailable``.
-
-The summary holds counts, timings and flags only — never memory contents.
+One run walks four phases in order — ``repair`` (marked records re-embedded and re-indexed),
+``expire`` (records past ``expires_at`` deleted), ``store`` (every record against the index, and
+against the current embedder) and ``index`` (every entry against the store; old tombstones
+purged) — each resuming where the previous run stopped, within an item budget and a deadline.
+Every write is idempotent or conditional, so two runs at once cannot undo each other. The summary
+holds counts, timings and flags only, never memory contents. The phases' rules, one by one:
+docs/background-jobs.md, "The cleanup job".
 """
 
 from __future__ import annotations
