@@ -51,6 +51,8 @@ class MemoryFilter:
     updated_before: datetime | None = None
     #: only memories saved in this session (``Memory.session``)
     session: str | None = None
+    #: also memories another one superseded (``superseded_by`` set); False leaves them out
+    include_superseded: bool = False
 
     def in_window(self, updated_at: datetime) -> bool:
         return (self.updated_after is None or updated_at >= self.updated_after) and (
@@ -158,7 +160,7 @@ class MemoryStore(Protocol):
         transaction); elsewhere a no-op, the record store being the commit point."""
         ...
 
-    def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
+    def create(self, record: MemoryRecord, *, dedupe: bool = False, marks: Sequence[MemoryRecord] = ()) -> None:
         """Store ``record`` exactly as given (id, version, timestamps: a restore keeps them).
         Raises VersionConflict when its project already holds a record with that id; ids are
         unique inside a project, so a copy of a project may reuse its ids.
@@ -167,17 +169,30 @@ class MemoryStore(Protocol):
         it. The new record takes its fingerprint's claim when no live record holds it (one of an
         expired record passes on). With ``dedupe``, a live holder makes ``create`` raise
         ``Duplicate`` and store nothing — atomically: of two identical creates racing, one is
-        stored and the other raises."""
+        stored and the other raises.
+
+        ``marks``: other records of the project written in the same transaction (supersession's
+        marks), each only if the stored one is at ``mark.version - 1`` and not deleted; a mark
+        never changes a fingerprint. When one is not, VersionConflict and nothing is written —
+        neither ``record`` nor any mark."""
         ...
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         """The record, expired or not (the service hides expired ones)."""
         ...
 
-    def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
+    def replace(
+        self,
+        record: MemoryRecord,
+        *,
+        expected_version: int,
+        previous: MemoryRecord | None = None,
+        marks: Sequence[MemoryRecord] = (),
+    ) -> None:
         """Write ``record`` if the stored one is at ``expected_version``; else VersionConflict.
         When the fingerprint changes (``previous`` is the record being replaced), the record
-        gives up its old claim and takes the new one if no live record holds it."""
+        gives up its old claim and takes the new one if no live record holds it. ``marks`` as
+        in ``create``: all written with ``record`` or none."""
         ...
 
     def delete(

@@ -191,6 +191,8 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     measure("memory_update", "memory_update", id=memory.id, content="cost of an update")
     measure("memory_search (q)", "memory_search", q="cost")
     measure("memory_search (recent)", "memory_search", q="")
+    olds = [tenant.call("memory_add", content=f"superseded soon {i}").memory.id for i in range(2)]
+    measure("memory_add, supersedes 2", "memory_add", content="cost of superseding", supersedes=olds)
     measure("memory_delete", "memory_delete", id=memory.id)
     counter.reset()
     read = stream_drain.drain(own_backend)
@@ -204,6 +206,11 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     # A write: the rate bucket, its change log entry and one record write (the memory and its
     # dedup claim in one transaction), nothing that waits on OpenSearch
     assert costs["memory_add"] == ({"UpdateItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
+    # superseding: each id read, and its change log entry; the marks in the memory's transaction
+    assert costs["memory_add, supersedes 2"] == (
+        {"UpdateItem": 1, "GetItem": 2, "PutItem": 3, "TransactWriteItems": 1},
+        {},
+    )
     # a new content moves its claim: the put and the claims' delete and put in one transaction
     assert costs["memory_update"] == ({"UpdateItem": 1, "GetItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
     # the delete marker's update and the claim's delete in one transaction
@@ -218,10 +225,11 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     listing, _ = costs["memory_search (recent)"]
     assert listing.pop("Query") in (2, 3) and listing == {"UpdateItem": 1, "BatchGetItem": 1}
     assert costs["memory_add (idempotent, replay)"] == ({"UpdateItem": 1, "PutItem": 1}, {})
-    # Each of the four changes (two adds, an update, a delete) is indexed exactly once, by the stream
+    # Each of the nine changes (two adds, an update, a delete; two more adds, one superseding them,
+    # and its two marks) is indexed exactly once, by the stream
     # (and the writer asks whether a mapping change is under way at most every LAYOUT_TTL_S)
     assert indexing.pop("HEAD _alias", 0) <= 1
-    assert indexing == {"PUT _doc": 4}
+    assert indexing == {"PUT _doc": 9}
 
 
 def test_expired_records_are_hidden_even_though_moto_never_deletes_them(own_backend):

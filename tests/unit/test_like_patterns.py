@@ -40,7 +40,7 @@ def test_the_schema_states_the_bounds_the_validator_enforces(field):
 
     assert properties[field]["maxLength"] == MAX_LIKE_LENGTH
     assert f"`%` any run (max {MAX_LIKE_ANY_RUNS})" in path_filter
-    assert f"`_` one character (max {MAX_LIKE_ANY_ONE_AFTER_RUN} after a `%`)" in path_filter
+    assert f"`_` one char (max {MAX_LIKE_ANY_ONE_AFTER_RUN} after `%`)" in path_filter
     assert field == "path_filter" or properties[field]["description"].startswith("As path_filter")
     with pytest.raises(ValidationError) as raised:
         SearchMemoryArgs.model_validate({"query": "x", field: "%a" * (MAX_LIKE_ANY_RUNS + 1)})

@@ -13,6 +13,14 @@ from pydantic import ConfigDict, Field, SkipValidation
 from mnemo.models.common import Model, Timestamp
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def _is_empty(value: object) -> bool:
+    return not value
+
+
 class Memory(Model):
     model_config = ConfigDict(frozen=True)
 
@@ -30,6 +38,15 @@ class Memory(Model):
     version: int = Field(description="1 on creation, +1 on every change.")
     created_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds.")
     updated_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds; the last change.")
+    supersedes: list[str] = Field(
+        default_factory=list, exclude_if=_is_empty, description="The memories this one replaced (present when any)."
+    )
+    superseded_by: str | None = Field(
+        default=None, exclude_if=_is_none, description="Present when superseded: the memory that replaced this one."
+    )
+    superseded_at: Timestamp | None = Field(
+        default=None, exclude_if=_is_none, description="Present when superseded: when it was replaced."
+    )
 
 
 @dataclass(frozen=True, slots=True)

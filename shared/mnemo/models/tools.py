@@ -23,6 +23,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from mnemo.like import MAX_LIKE_ANY_ONE_AFTER_RUN, MAX_LIKE_ANY_RUNS, MAX_LIKE_LENGTH, like_problem
 from mnemo.models.common import (
     MAX_SESSION,
+    MEMORY_ID_RE,
     Content,
     Kind,
     MemoryId,
@@ -44,9 +45,10 @@ class Args(Model):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    project: ProjectRefArg | None = Field(
+    # optional, never null in the schema (tools/list is read at every session start: bytes count)
+    project: ProjectRefArg | SkipJsonSchema[None] = Field(
         default=None,
-        description="Project slug or id (default: yours).",
+        description="Slug or id (default: yours).",
     )
 
     @model_validator(mode="before")
@@ -109,26 +111,39 @@ class Result(Model):
 # ---- memory_* -------------------------------------------------------------------------------
 
 
+#: at most this many memories one call supersedes
+MAX_SUPERSEDES = 20
+
+#: the ids of ``supersedes`` (a memory id without its description: one per item costs tools/list bytes)
+_SupersededId = Annotated[str, Field(pattern=MEMORY_ID_RE.pattern)]
+Supersedes = Annotated[
+    list[_SupersededId], Field(max_length=MAX_SUPERSEDES), AfterValidator(lambda ids: list(dict.fromkeys(ids)))
+]
+
+
 class MemoryAddArgs(Args):
     content: Content
-    kind: Kind | None = Field(
-        default=None, description="Category, e.g. decision, fact, insight; `working` for current work state."
+    kind: Kind | SkipJsonSchema[None] = Field(
+        default=None, description="Category, e.g. decision, fact, insight; `working`: current work state."
     )
     tags: Tags = Field(default_factory=list)
-    path: Path | None = Field(default=None, description="Logical location, e.g. `acme/pricing/decisions`.")
-    team_id: TeamId | None = Field(default=None, description="Only this team (one of yours) will see it.")
-    source: Source | None = Field(default=None, description="Who wrote it (default: your key's label).")
+    path: Path | SkipJsonSchema[None] = Field(
+        default=None, description="Logical location, e.g. `acme/pricing/decisions`."
+    )
+    team_id: TeamId | SkipJsonSchema[None] = Field(default=None, description="Only this team (of yours) will see it.")
+    source: Source | SkipJsonSchema[None] = Field(default=None, description="Who wrote it (default: your key's label).")
     session: SessionId | SkipJsonSchema[None] = Field(
         default=None, description="Your session or conversation id: recall links its memories."
     )
     expires_at: Timestamp | None = Field(
         default=None, description="RFC 3339 time, in the future, after which the memory is gone."
     )
-    idempotency_key: Annotated[str, Field(min_length=1, max_length=255)] | None = Field(
+    idempotency_key: Annotated[str, Field(min_length=1, max_length=255)] | SkipJsonSchema[None] = Field(
         default=None,
-        description="A retry with the same key and arguments returns the first result and saves nothing twice.",
+        description="A retry with the same key and arguments saves nothing twice.",
     )
     allow_duplicate: bool = Field(default=False, description="Save even if one has this content, kind, path and team.")
+    supersedes: Supersedes = Field(default_factory=list, description="Ids of the memories it replaces.")
 
 
 class MemoryUpdateArgs(Args):
@@ -142,6 +157,9 @@ class MemoryUpdateArgs(Args):
     if_version: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="The version you read: if the memory changed since, nothing changes (conflict)."
     )
+    supersedes: Supersedes | SkipJsonSchema[None] = Field(
+        default=None, description="Ids of memories this one replaces."
+    )
 
 
 class MemoryIdArgs(Args):
@@ -153,11 +171,11 @@ SessionFilter = Annotated[str, Field(min_length=1, max_length=MAX_SESSION)]
 
 
 def _updated_after() -> Any:
-    return Field(default=None, description="Updated at or after (RFC 3339).")
+    return Field(default=None, description="At or after (RFC 3339).")
 
 
 def _updated_before() -> Any:
-    return Field(default=None, description="Updated before (RFC 3339).")
+    return Field(default=None, description="Before (RFC 3339).")
 
 
 def _window_order(value: datetime | None, info: ValidationInfo) -> datetime | None:
@@ -174,13 +192,14 @@ class MemorySearchArgs(Args):
         description=f"Words that must all occur (the first {MAX_QUERY_TERMS} distinct terms count); "
         "empty lists the newest.",
     )
-    kind: Kind | None = Field(default=None, description="Exact kind.")
-    tags: Tags | None = Field(default=None, description="Only memories with all of these tags.")
+    kind: Kind | SkipJsonSchema[None] = Field(default=None, description="Exact kind.")
+    tags: Tags | SkipJsonSchema[None] = Field(default=None, description="Only memories with all of these tags.")
     limit: Annotated[int, Field(ge=1, le=100)] = Field(default=50, description="At most this many memories.")
     session: SessionFilter | SkipJsonSchema[None] = Field(default=None, description="Only this session's.")
     # optional, never null in the schema (tools/list is read at every session start: bytes count)
     updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
     updated_before: Timestamp | SkipJsonSchema[None] = _updated_before()
+    include_superseded: bool = Field(default=False, description="Also superseded ones.")
 
     _window = field_validator("updated_before")(_window_order)
 
@@ -257,13 +276,11 @@ class RetrievalArgs(Args):
     query: Query = ""
     path_filter: LikePattern = Field(
         default="%",
-        description=f"LIKE pattern over the path, any case: `%` any run (max {MAX_LIKE_ANY_RUNS}), `_` one character "
-        f"(max {MAX_LIKE_ANY_ONE_AFTER_RUN} after a `%`), `\\` escapes; e.g. `acme/%`.",
+        description=f"LIKE over the path, any case: `%` any run (max {MAX_LIKE_ANY_RUNS}), `_` one char "
+        f"(max {MAX_LIKE_ANY_ONE_AFTER_RUN} after `%`), `\\` escapes.",
     )
-    memory_type: LikePattern = Field(
-        default="%", description="As path_filter, over the kind; e.g. `decision`, `work%`."
-    )
-    prefer_working: bool = Field(default=False, description="Rank kind `working` (current work state) first.")
+    memory_type: LikePattern = Field(default="%", description="As path_filter, over the kind.")
+    prefer_working: bool = Field(default=False, description="Rank kind `working` first.")
     session: SessionFilter | SkipJsonSchema[None] = Field(default=None, description="Only this session's.")
     # optional, never null in the schema (tools/list is read at every session start: bytes count)
     updated_after: Timestamp | SkipJsonSchema[None] = _updated_after()
@@ -271,6 +288,7 @@ class RetrievalArgs(Args):
     # terse: tools/list is read at every session start; docs/retrieval.md says the rest
     parse_time: bool = Field(default=True, description="Time words in query as a window.")
     tz: Zone = Field(default="UTC", description="IANA zone for them.")
+    include_superseded: bool = Field(default=False, description="Also superseded ones.")
 
     _window = field_validator("updated_before")(_window_order)
 
@@ -284,10 +302,10 @@ class SearchMemoryArgs(RetrievalArgs):
         ),
     ] = ""
     limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results.")
-    explain: bool = Field(
-        default=False, description="Say per result which words matched where, and why it ranks there."
+    explain: bool = Field(default=False, description="Per result: which words matched where, why it ranks there.")
+    team_id: TeamId | SkipJsonSchema[None] = Field(
+        default=None, description="Only memories of this team (one of yours)."
     )
-    team_id: TeamId | None = Field(default=None, description="Only memories of this team (one of yours).")
 
 
 RecallMode = Literal["lexical", "semantic", "hybrid"]
@@ -302,9 +320,7 @@ def _mode() -> Any:
 
 class RecallArgs(RetrievalArgs):
     limit: Annotated[int, Field(ge=1, le=50)] = Field(default=5, description="At most this many results.")
-    explain: bool = Field(
-        default=False, description="Say per result which words matched where, and why it ranks there."
-    )
+    explain: bool = Field(default=False, description="Per result: which words matched where, why it ranks there.")
     mode: RecallMode = _mode()
 
 
@@ -312,8 +328,7 @@ class RecallContextArgs(RetrievalArgs):
     max_items: Annotated[int, Field(ge=1, le=100)] = Field(default=10, description="At most this many memories.")
     max_tokens: Annotated[int, Field(ge=1, le=50000)] = Field(
         default=2000,
-        description="Tokens for the whole block by Mnemo's estimate: a CJK character 1, other non-ASCII 1/2, "
-        "ASCII 1/4.",
+        description="Tokens for the block: a CJK char 1, other non-ASCII 1/2, ASCII 1/4.",
     )
     output_json: bool = Field(default=False, description="Return the packed records as `items` instead of `context`.")
     mode: RecallMode = _mode()
@@ -366,6 +381,12 @@ class RetrievalItem(Model):
         "weighted similarity, the larger."
     )
     updated_at: Timestamp
+    supersedes: list[str] = Field(
+        default_factory=list, exclude_if=_is_empty, description="The memories this one replaced (present when any)."
+    )
+    superseded_by: str | None = Field(
+        default=None, exclude_if=_is_none, description="Present when superseded (include_superseded): by which memory."
+    )
     explanation: Explanation | None = Field(default=None, exclude_if=_is_none, description="Only with explain.")
 
 
@@ -426,6 +447,12 @@ class ContextItem(Model):
     content: str = Field(description="The memory's text; when cut to fit, it ends with `…[truncated]`.")
     tokens: int = Field(description="Estimated tokens of this item as it appears in the text block, header included.")
     truncated: bool = False
+    supersedes: list[str] = Field(
+        default_factory=list, exclude_if=_is_empty, description="The memories this one replaced (present when any)."
+    )
+    superseded_by: str | None = Field(
+        default=None, exclude_if=_is_none, description="Present when superseded (include_superseded): by which memory."
+    )
 
 
 class RecallContextResult(Result):
@@ -446,7 +473,9 @@ class RecallContextResult(Result):
 
 class ForgetArgs(Args):
     reference: MemoryId
-    reason: Annotated[str, Field(max_length=1024)] | None = Field(default=None, description="Why (not stored).")
+    reason: Annotated[str, Field(max_length=1024)] | SkipJsonSchema[None] = Field(
+        default=None, description="Why (not stored)."
+    )
 
 
 class ForgottenRef(Model):

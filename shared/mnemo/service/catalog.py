@@ -93,9 +93,9 @@ REGISTRY = Registry(
             name="search_memory",
             title="Strict targeted lookup",
             description=(
-                "Strict lookup to answer a question: memories holding EVERY word of query that pass the filters, "
-                "best first. If none, matched is false and no_match says why (words in different memories, "
-                "filters too narrow), never loose matches. Unsure of the wording: recall; text to read: recall_context."
+                "Strict lookup to answer a question: memories holding EVERY word of query, best first. If none, "
+                "matched is false and no_match says why, never loose matches. Unsure of the wording: recall; text "
+                "to read: recall_context."
             ),
             args=m.SearchMemoryArgs,
             result=m.RetrievalResult,

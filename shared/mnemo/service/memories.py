@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from mnemo import text
 from mnemo.errors import Conflict, InvalidRequest
@@ -80,6 +81,52 @@ def memory_add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
     return MemoryAddResult.model_validate(response)
 
 
+def _superseded(
+    ctx: CallContext, new_id: str, ids: list[str], *, if_version: int | None = None, new: bool = False
+) -> list[MemoryRecord]:
+    """The memories ``new_id`` supersedes, each marked (version + 1, ``updated_at`` kept), after
+    every check: 404 for an id this caller cannot see (another project or workspace, deleted,
+    expired, another team's: never a hint it exists), 400 for itself, 409 for a cycle or (without
+    ``if_version``) one another memory superseded already. One already superseded by ``new_id`` is
+    left as it is. Nothing is written here: the store writes the marks with the memory, atomically."""
+    if not ids:
+        return []
+    if new_id in ids:
+        raise InvalidRequest(
+            "a memory cannot supersede itself", details=[{"loc": ["supersedes"], "type": "value_error"}]
+        )
+    marked: list[MemoryRecord] = []
+    for target_id in ids:
+        target = ctx.visible(ctx.ports.store.get(ctx.scope, target_id))
+        if target.superseded_by == new_id:
+            continue
+        if target.superseded_by is not None and if_version is None:
+            raise Conflict(
+                f"{target_id} is superseded already by {target.superseded_by}"
+                " (memory_update with if_version supersedes it again)"
+            )
+        marked.append(
+            target.model_copy(update={"superseded_by": new_id, "superseded_at": ctx.now, "version": target.version + 1})
+        )
+    # a cycle: new_id is (transitively) superseded by one of the targets (a new memory is by none)
+    seen: set[str] = set()
+    current = None if new else ctx.ports.store.get(ctx.scope, new_id)
+    while current is not None and current.superseded_by is not None and current.superseded_by not in seen:
+        if current.superseded_by in ids:
+            raise Conflict(
+                f"{new_id} is superseded by {current.superseded_by} already: superseding it would make a cycle"
+            )
+        seen.add(current.superseded_by)
+        current = ctx.ports.store.get(ctx.scope, current.superseded_by)
+    return marked
+
+
+def _marks_changed(exc: VersionConflict, record: MemoryRecord) -> Conflict:
+    if exc.args and exc.args[0] != record.id:
+        return Conflict(f"{exc.args[0]} changed meanwhile; nothing was saved: read it again and retry")
+    return Conflict("memory changed while updating; read it again and retry")
+
+
 def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
     # the vector is made before the store write, so the record carries it to every backend; or, with
     # an embedder too slow for a write's budget, after the answer (ctx.embed_after, service/vectors.py)
@@ -100,13 +147,21 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         created_at=ctx.now,
         updated_at=ctx.now,
         embedding=embedding,
+        supersedes=list(args.supersedes),
     )
     try:
-        ctx.ports.store.create(record, dedupe=not args.allow_duplicate)
+        # the checks and the write in one SQLite transaction; each mark is conditional on the
+        # version read anyway (a change in between is a conflict, on every backend)
+        with ctx.ports.store.unit_of_work():
+            marks = _superseded(ctx, record.id, list(args.supersedes), new=True)
+            ctx.ports.store.create(record, dedupe=not args.allow_duplicate, marks=marks)
     except Duplicate as found:
         # the same content, kind, path and team as a live memory of the project: that memory
+        # (and nothing superseded: the store wrote nothing)
         same = ctx.visible(ctx.ports.store.get(ctx.scope, found.memory_id))
         return MemoryAddResult(project=ctx.project_ref, memory=same.public(), deduplicated=True)
+    except VersionConflict as exc:
+        raise _marks_changed(exc, record) from None
     if ctx.embed_after is not None:
         ctx.embed_after.submit(record)
     elif needs_embedding(ctx.embedder, record):
@@ -141,7 +196,10 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
         current = ctx.visible(ctx.ports.store.get(ctx.scope, args.id))
         if args.if_version is not None and args.if_version != current.version:
             raise Conflict(f"memory is at version {current.version}, not {args.if_version}")
-        changes = {name: getattr(args, name) for name in given}
+        marks = _superseded(ctx, current.id, list(args.supersedes or ()), if_version=args.if_version)
+        changes: dict[str, Any] = {name: getattr(args, name) for name in given}
+        if marks:
+            changes["supersedes"] = list(dict.fromkeys([*current.supersedes, *(m.id for m in marks)]))
         if "tags" in changes and changes["tags"] is None:
             changes["tags"] = []
         update = {**changes, "version": current.version + 1, "updated_at": ctx.now}
@@ -150,9 +208,9 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
             update["embedding"] = None if ctx.embed_after is not None else embed_content(ctx.embedder, content)
         updated = current.model_copy(update=update)
         try:
-            ctx.ports.store.replace(updated, expected_version=current.version, previous=current)
-        except VersionConflict:
-            raise Conflict("memory changed while updating; read it again and retry") from None
+            ctx.ports.store.replace(updated, expected_version=current.version, previous=current, marks=marks)
+        except VersionConflict as exc:
+            raise _marks_changed(exc, updated) from None
         if needs_embedding(ctx.embedder, updated) and ctx.embed_after is None:
             ctx.ports.store.mark_for_repair(updated)  # the embedder failed: cleanup embeds it
     if ctx.embed_after is not None and needs_embedding(ctx.embedder, updated):
@@ -182,6 +240,7 @@ def memory_search(ctx: CallContext, args: MemorySearchArgs) -> MemoriesResult:
         session=args.session,
         updated_after=args.updated_after,
         updated_before=args.updated_before,
+        include_superseded=args.include_superseded,
     )
     if not args.q.strip():
         records = ctx.ports.store.recent(ctx.scope, flt, args.limit)

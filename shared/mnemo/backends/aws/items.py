@@ -138,6 +138,9 @@ def memory_item(record: MemoryRecord) -> dict[str, Any]:
             "version": record.version,
             "created_at": format_ts(record.created_at),
             "updated_at": updated,
+            "supersedes": list(record.supersedes) or None,
+            "superseded_by": record.superseded_by,
+            "superseded_at": format_ts(record.superseded_at) if record.superseded_at else None,
         }
     )
     item.update(embedding_attributes(record))
@@ -244,6 +247,8 @@ def matches(record: MemoryRecord, flt: MemoryFilter) -> bool:
     cannot express. Applied to every listed record, so a listing never widens the filter."""
     if record.expired(flt.now) or not flt.in_window(record.updated_at):
         return False
+    if record.superseded_by is not None and not flt.include_superseded:
+        return False
     kind = (record.kind or "").casefold()
     if flt.kind is not None and kind != flt.kind.casefold():
         return False
@@ -263,6 +268,9 @@ def filter_expression(flt: MemoryFilter) -> tuple[str, dict[str, str], dict[str,
     names: dict[str, str] = {"#exp": "expires_at", "#del": "deleted"}
     values: dict[str, Any] = {":now": {"S": format_ts(flt.now)}}
     clauses = ["attribute_not_exists(#del)", "(attribute_not_exists(#exp) OR #exp > :now)"]
+    if not flt.include_superseded:
+        names["#sup"] = "superseded_by"
+        clauses.append("attribute_not_exists(#sup)")
     if flt.kind is not None:
         names["#kf"] = "kind_fold"
         values[":kind"] = {"S": flt.kind.casefold()}

@@ -45,8 +45,9 @@ from mnemo.models.records import MemoryRecord
 INDEX_VERSION = "v1"
 #: the mapping's layout (``_meta.layout``): 1 had no stems and no ``analysis``; 2 adds them; 3 adds
 #: the vectors (``embedding_model`` and ``embedding_<dim>``); 4 adds ``session`` (no document of an
-#: older layout has one, so none needs re-indexing for it)
-LAYOUT = 4
+#: older layout has one, so none needs re-indexing for it); 5 adds ``superseded_by`` (likewise: a
+#: memory is first marked after its index has the field)
+LAYOUT = 5
 #: the dimension of the default embedder (mnemo.embedding.static), mapped up front; another
 #: embedder's dimension gets its own field on first write (``IndexSetup.ensure_vector_field``)
 DEFAULT_DIM = 256
@@ -116,6 +117,7 @@ MAPPINGS: dict[str, Any] = {
         "tags": {"type": "keyword"},
         "team_id": {"type": "keyword"},
         "session": {"type": "keyword"},
+        "superseded_by": {"type": "keyword"},
         "expires_at": {"type": "date", "format": "strict_date_optional_time"},
         "updated_at": {"type": "date", "format": "strict_date_optional_time"},
         "working": {"type": "byte"},
@@ -186,6 +188,8 @@ def document(record: MemoryRecord) -> dict[str, Any]:
         doc["team_id"] = record.team_id
     if record.session is not None:
         doc["session"] = record.session
+    if record.superseded_by is not None:
+        doc["superseded_by"] = record.superseded_by
     if record.expires_at is not None:
         doc["expires_at"] = format_ts(record.expires_at)
     if record.embedding is not None:

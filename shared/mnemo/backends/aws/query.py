@@ -56,6 +56,8 @@ def filter_clauses(query: IndexQuery | VectorQuery) -> list[dict[str, Any]]:
             }
         },
     ]
+    if not flt.include_superseded:
+        clauses.append({"bool": {"must_not": {"exists": {"field": "superseded_by"}}}})
     if flt.kind is not None:
         clauses.append({"term": {"kind_fold": flt.kind.casefold()}})
     window: dict[str, str] = {}

@@ -11,7 +11,9 @@ read and try again (``_write_claimed``, the one retry loop of ``create`` and ``r
 
 Every change of a memory is one conditional write of its item (a put; a delete is an update that
 leaves a delete marker, ``items.delete_marker_update``), alone or in that transaction with its
-claim; the table's stream carries it to the index (``stream.py`` and the indexer). Before it, the
+claim and, for a write that supersedes others, their marks (each a put conditional on the marked
+item's previous version: at most 1 + 20 marks + 2 claim actions, well inside the transaction's
+100); the table's stream carries it to the index (``stream.py`` and the indexer). Before it, the
 write puts its entry in the project's change log (``items.change_item``: id and change time, in a
 partition of five minutes), so the change is findable the moment the write returns:
 :meth:`DynamoMemoryStore.recent_changes` reads the log consistently and the changed items by key
@@ -196,8 +198,9 @@ class DynamoMemoryStore:
         ``updated_at``, an import's, is no recent change either)."""
         self.client.put_item(TableName=self.table, Item=change_item(scope, memory_id, at, self.log_bucket_s))
 
-    def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
+    def create(self, record: MemoryRecord, *, dedupe: bool = False, marks: Sequence[MemoryRecord] = ()) -> None:
         self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at)
+        self._log_marks(marks)
         claim = _claim(record)
         put = {
             "Put": {
@@ -212,38 +215,61 @@ class DynamoMemoryStore:
         def held(holder: str) -> bool:
             if dedupe:
                 raise Duplicate(holder)
+            if marks:
+                return False  # a duplicate that was asked for, with its marks: the transaction, no claim
             self._put_new(record)  # a duplicate that was asked for: stored, without the claim
             return True
 
-        self._write_claimed(record, put, claim, held=held, creating=True)
+        self._write_claimed(record, put, claim, marks=marks, held=held, creating=True)
+
+    def _log_marks(self, marks: Sequence[MemoryRecord]) -> None:
+        """The change log entries of the marks, at the time they are marked (``superseded_at``;
+        a mark keeps ``updated_at``): a search right after the write reads them among the recent
+        changes, so a memory superseded a moment ago is left out before the index has its mark."""
+        for mark in marks:
+            self._log(Scope(mark.workspace_id, mark.project_id), mark.id, mark.superseded_at or utc_now())
+
+    def _versioned_put(self, record: MemoryRecord, expected_version: int) -> dict[str, Any]:
+        """The put of ``record`` only over the stored version ``expected_version``, not a delete marker."""
+        return {
+            "TableName": self.table,
+            "Item": memory_item(record),
+            "ConditionExpression": "#v = :expected AND attribute_not_exists(#del)",
+            "ExpressionAttributeNames": {"#v": "version", "#del": "deleted"},
+            "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
+        }
 
     def _write_claimed(
         self,
         record: MemoryRecord,
         write: dict[str, Any],
-        claim: str,
+        claim: str | None,
         *,
         release: dict[str, Any] | None = None,
+        marks: Sequence[MemoryRecord] = (),
         held: Callable[[str], bool],
         creating: bool = False,
     ) -> None:
-        """The memory's conditional ``write``, its claim taken (and ``release``, its old claim's
-        delete) in one transaction. When a condition fails, read and try again, at most
-        ``_CLAIM_ATTEMPTS`` times: the write's → :class:`VersionConflict` (unless this very write
-        had landed: done; or, ``creating``, the item that failed it is gone again: try again); the
-        release's → the record did not hold its old claim: go on without it;
-        the claim's → who holds it: nobody (given up meanwhile) or an expired memory (whose claim
-        passes to this one) → take it; a live memory → ``held(holder)``, True when it finished the
-        write itself, False to write without the claim. Any other cancellation
-        (``TransactionConflict``: another transaction on these items) → try again. Out of tries →
-        :class:`StoreUnavailable` (503): nothing of this write stands, so the call may be retried."""
+        """The memory's conditional ``write``, the ``marks`` (each over its previous version), its
+        claim taken (``claim``; None: none) and ``release``, its old claim's delete, in one
+        transaction. When a condition fails, read and try again, at most ``_CLAIM_ATTEMPTS`` times:
+        the write's → :class:`VersionConflict` (unless this very write had landed: done; or,
+        ``creating``, the item that failed it is gone again: try again); a mark's →
+        :class:`VersionConflict` of that mark (it changed meanwhile); the release's → the record
+        did not hold its old claim: go on without it; the claim's → who holds it: nobody (given up
+        meanwhile) or an expired memory (whose claim passes to this one) → take it; a live memory
+        → ``held(holder)``, True when it finished the write itself, False to write without the
+        claim. Any other cancellation (``TransactionConflict``: another transaction on these
+        items) → try again. Out of tries → :class:`StoreUnavailable` (503): nothing of this write
+        stands, so the call may be retried."""
         taking_from: str | None = None
-        take = True
+        take = claim is not None
+        mark_puts = [{"Put": self._versioned_put(mark, mark.version - 1)} for mark in marks]
         for _ in range(_CLAIM_ATTEMPTS):
-            actions = [write]
+            actions = [write, *mark_puts]
             if release is not None:
                 actions.append(release)
-            if take:
+            if take and claim is not None:
                 actions.append(self._claim_put(record, claim, taking_from=taking_from))
             failed = self._transact(actions)
             if failed is None:
@@ -255,9 +281,12 @@ class DynamoMemoryStore:
                 if found is _Found.OTHER_WRITE or not creating:
                     raise VersionConflict(record.id)  # another write, or the memory is gone
                 continue  # what failed a new memory's condition is gone again: try again
-            if release is not None and failed[1] == "ConditionalCheckFailed":
+            for mark, code in zip(marks, failed[1 : 1 + len(marks)], strict=True):
+                if code == "ConditionalCheckFailed":
+                    raise VersionConflict(mark.id)
+            if release is not None and failed[1 + len(marks)] == "ConditionalCheckFailed":
                 release = None  # it did not hold its old claim
-            if take and failed[-1] == "ConditionalCheckFailed":
+            if take and failed[-1] == "ConditionalCheckFailed" and claim is not None:
                 holder, live = self._holder(record, claim)
                 if live and holder is not None:
                     if held(holder):
@@ -308,19 +337,21 @@ class DynamoMemoryStore:
         item = out.get("Item")
         return record_from_item(item) if item and not is_marker(item) else None
 
-    def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
+    def replace(
+        self,
+        record: MemoryRecord,
+        *,
+        expected_version: int,
+        previous: MemoryRecord | None = None,
+        marks: Sequence[MemoryRecord] = (),
+    ) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
         self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at)
-        put: dict[str, Any] = {
-            "TableName": self.table,
-            "Item": memory_item(record),
-            "ConditionExpression": "#v = :expected AND attribute_not_exists(#del)",
-            "ExpressionAttributeNames": {"#v": "version", "#del": "deleted"},
-            "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
-        }
+        self._log_marks(marks)
+        put = self._versioned_put(record, expected_version)
         claim = _claim(record)
         old = _claim(previous) if previous is not None else claim
-        if old == claim:
+        if old == claim and not marks:
             try:
                 self.client.put_item(**put)
             except ClientError as exc:
@@ -329,9 +360,14 @@ class DynamoMemoryStore:
                 if self._found(record) is not _Found.THIS_WRITE:
                     raise VersionConflict(record.id) from None
             return
+        if old == claim:  # the claims stay: the record and its marks, one transaction
+            self._write_claimed(record, {"Put": put}, None, marks=marks, held=lambda _: False)
+            return
         # the fingerprint changes: give up the old claim (if held) and take the new one (if free;
         # a live memory's claim stays its own, and this version goes without one)
-        self._write_claimed(record, {"Put": put}, claim, release=self._claim_delete(record, old), held=lambda _: False)
+        self._write_claimed(
+            record, {"Put": put}, claim, release=self._claim_delete(record, old), marks=marks, held=lambda _: False
+        )
 
     def delete(
         self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None

@@ -40,8 +40,8 @@ class SqliteMemoryStore:
     def unit_of_work(self) -> AbstractContextManager[Any]:
         return self.db.write()
 
-    def create(self, record: MemoryRecord, *, dedupe: bool = False) -> None:
-        with self.db.write() as conn:
+    def create(self, record: MemoryRecord, *, dedupe: bool = False, marks: Sequence[MemoryRecord] = ()) -> None:
+        with self.db.write() as conn:  # the marks commit with the record, or neither
             claim = self._free_claim(conn, record, dedupe=dedupe)
             try:
                 conn.execute(
@@ -53,6 +53,12 @@ class SqliteMemoryStore:
             except sqlite3.IntegrityError:
                 raise VersionConflict(record.id) from None
             self.index.upsert(record)
+            self._mark(marks)
+
+    def _mark(self, marks: Sequence[MemoryRecord]) -> None:
+        """Inside the caller's transaction: a failed mark undoes the whole write."""
+        for mark in marks:
+            self.replace(mark, expected_version=mark.version - 1, previous=mark)
 
     @staticmethod
     def _free_claim(conn: sqlite3.Connection, record: MemoryRecord, *, dedupe: bool) -> str | None:
@@ -84,7 +90,14 @@ class SqliteMemoryStore:
         )
         return record_of(row) if row else None
 
-    def replace(self, record: MemoryRecord, *, expected_version: int, previous: MemoryRecord | None = None) -> None:
+    def replace(
+        self,
+        record: MemoryRecord,
+        *,
+        expected_version: int,
+        previous: MemoryRecord | None = None,
+        marks: Sequence[MemoryRecord] = (),
+    ) -> None:
         with self.db.write() as conn:
             held = conn.execute(
                 "SELECT dedup, body, vec_model FROM memories WHERE id = ? AND project_id = ?",
@@ -113,6 +126,7 @@ class SqliteMemoryStore:
             if cur.rowcount != 1:
                 raise VersionConflict(record.id)
             self.index.upsert(record)
+            self._mark(marks)
 
     def set_embedding(self, record: MemoryRecord) -> bool:
         with self.db.write() as conn:

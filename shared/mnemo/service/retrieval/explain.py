@@ -54,6 +54,8 @@ def result_items(
                 tags=record.tags,
                 score=match.score,
                 updated_at=record.updated_at,
+                supersedes=record.supersedes,
+                superseded_by=record.superseded_by,
                 explanation=explanation,
             )
         )

@@ -38,6 +38,10 @@ def _header(number: int, record: MemoryRecord) -> str:
         bits.append(f"path: {record.path}")
     if record.tags:
         bits.append("tags: " + ", ".join(record.tags))
+    if record.superseded_by:
+        bits.append(f"superseded by {record.superseded_by}")
+    if record.supersedes:
+        bits.append("supersedes " + ", ".join(record.supersedes))
     return " | ".join(bits) + "\n"
 
 
@@ -112,4 +116,6 @@ def _context_item(record: MemoryRecord, content: str, head: str, *, truncated: b
         content=content,
         tokens=text.estimate_tokens(head + content),
         truncated=truncated,
+        supersedes=record.supersedes,
+        superseded_by=record.superseded_by,
     )

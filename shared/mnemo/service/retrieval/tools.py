@@ -46,6 +46,7 @@ def _filter(ctx: CallContext, args: RetrievalArgs, team_id: str | None = None) -
         updated_after=args.updated_after,
         updated_before=args.updated_before,
         session=args.session,
+        include_superseded=args.include_superseded,
     )
 
 
