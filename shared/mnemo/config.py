@@ -198,6 +198,9 @@ class Settings(BaseModel, ClientSettings):
     #: how long delete tombstones stay in the index; well beyond OpenSearch's 60 s gc_deletes and
     #: the stream indexer's verification age, so no late write can resurrect a deleted memory
     cleanup_tombstone_retention_s: int = Field(default=600, ge=120)
+    #: ``mnemo serve`` runs the cleanup job at start and then every this many seconds, as the
+    #: stack's schedule does on AWS (template.yaml: every 15 minutes); 0: only ``mnemo cleanup``
+    local_cleanup_interval_s: int = Field(default=900, ge=0)
     #: stream changes older than this are checked against the store before they are indexed
     indexer_verify_after_s: int = Field(default=300, ge=1)
 

@@ -113,3 +113,30 @@ def test_mnemo_serve_by_default_finds_a_memory_by_words_at_once_and_by_meaning_a
     finally:
         output = stop_server(server)
     assert "embedder: static" not in output  # minilm, no fallback line
+
+
+def test_mnemo_serve_re_embeds_a_store_of_the_old_default_by_itself(tmp_path):
+    """The upgrade as a user meets it: the store was filled under ``static``; the next ``mnemo
+    serve`` (the default, ``auto``: minilm) finds the memories by words at once and by meaning once
+    its scheduled cleanup child has re-embedded them — nobody runs ``mnemo cleanup``."""
+    old = start_server(tmp_path, env_extra={"MNEMO_EMBEDDER": "static"})
+    try:
+        ids = [call(old, "memory_add", {"content": c}).body["memory"]["id"] for c in MEMORIES]
+    finally:
+        stop_server(old)
+    env = {k: v for k, v in user_env().items() if k.startswith("MNEMO_")}
+    server = start_server(
+        tmp_path, env_extra={**env, "MNEMO_EMBEDDER": "auto", "MNEMO_LOCAL_CLEANUP_INTERVAL_S": "900"}
+    )
+    try:
+        lexical = call(server, "recall", {"query": "peanuts", "mode": "lexical"})
+        assert [r["reference"] for r in lexical.body["results"]] == [ids[0]]
+
+        def by_meaning() -> list[str]:
+            answer = call(server, "recall", {"query": ASKED, "mode": "semantic"})
+            assert answer.status == 200, answer.raw
+            return [r["reference"] for r in answer.body["results"]]
+
+        assert wait_until(by_meaning, 120, "the scheduled cleanup re-embeds the store", poll=0.5)[0] == ids[0]
+    finally:
+        stop_server(server)

@@ -46,7 +46,11 @@ def start_server(
     """``mnemo serve`` on ``port`` (a free one by default: pass one when the settings must name the URL);
     ``new_session``: in a process group of its own, as systemd starts a service."""
     port = port or free_port()
-    env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY, **(env_extra or {})}
+    # no scheduled cleanup child unless a test asks for it (tests/e2e/test_default_embedder.py):
+    # each server here starts on an empty store, where its one run at start finds nothing to do
+    # and costs the loaded CI machine a spawned interpreter per server
+    env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_BOOTSTRAP_KEY": SERVER_KEY,
+           "MNEMO_LOCAL_CLEANUP_INTERVAL_S": "0", **(env_extra or {})}  # fmt: skip
     data_dir.mkdir(parents=True, exist_ok=True)
     output = data_dir / f"serve-{port}.log"
     with output.open("w") as sink:

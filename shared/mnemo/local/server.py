@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 from urllib.parse import urlsplit
 
 from mnemo.api.errors import where
+from mnemo.local.background import Child, cleanup_schedule
 from mnemo.local.gateway import FUNCTION_TIMEOUT_S, Answer, LocalContext, LocalGateway, build_event, spec_error
-from mnemo.local.stream import StreamFollower
 from mnemo.local.workers import PoolOptions, WorkerPool
 
 __all__ = [
@@ -204,6 +204,9 @@ class ServeOptions:
     #: feed the memories table's stream to the indexer, as Lambda's event source mapping does
     #: (the AWS backend: ``mnemo.local.stream``)
     follow_stream: bool = False
+    #: run the scheduled cleanup job in a child process at start and then every this many seconds
+    #: (``mnemo.local.background.cleanup_schedule``; 0: never — ``mnemo cleanup`` runs it by hand)
+    cleanup_every_s: int = 0
     #: the settings the handler instances and the stream follower run with (None: each process
     #: reads the environment's)
     settings: Settings | None = None
@@ -236,14 +239,20 @@ def serve(
         )
     )
     server = LocalServer(options.host, options.port, pool)  # listening: connections queue until served
-    follower = StreamFollower(options.settings) if options.follow_stream else None
+    jobs = []
+    if options.follow_stream:
+        from mnemo.local.stream import follow
+
+        jobs.append(Child(follow, options.settings, name="mnemo-stream"))
+    if options.cleanup_every_s:
+        jobs.append(Child(cleanup_schedule, options.settings, name="mnemo-cleanup"))
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if bound is not None:
             bound(server)
         pool.start()
-        if follower is not None:
-            follower.start()
+        for job in jobs:
+            job.start()
         if announce is not None:
             announce(server)
         server.serve_forever(poll_interval=0.2)
@@ -252,6 +261,6 @@ def serve(
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.server_close()
-        if follower is not None:
-            follower.close()
+        for job in jobs:
+            job.close()
         pool.close()

@@ -24,7 +24,6 @@ blocked while a batch is retried, as in Lambda; :meth:`StreamMapping.run` polls 
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
 import threading
 import time
@@ -334,40 +333,10 @@ def clients(cfg: Any) -> tuple[Any, Any]:
 # -- mnemo serve: the mapping in a process of its own ---------------------------------------------
 
 
-class _PipeStop:
-    """The follower's end of its stop signal: set once the server sends on, or closes, the pipe.
-
-    Not a ``multiprocessing.Event``: its ``set()`` waits for every process asleep in ``wait()`` to
-    wake, so a follower killed in ``wait()`` (SIGTERM to the process group, as systemd's
-    ``KillMode=control-group`` sends; or the OOM killer) left the server blocked in ``close()``
-    forever. A pipe's writer never waits for its reader."""
-
-    def __init__(self, conn: Any) -> None:
-        self._conn = conn
-        self._set = False
-
-    def is_set(self) -> bool:
-        return self._set or self.wait(0)
-
-    def wait(self, timeout: float) -> bool:
-        if not self._set and self._conn.poll(timeout):
-            self._set = True
-        return self._set
-
-
 def follow(stop: Any, settings: Settings | None = None) -> None:
-    """A child process of ``mnemo serve --backend aws``: the indexer's handler (the very module
-    Lambda runs) fed from the stream until the server sends on, or closes, ``stop`` (the child's
-    end of a pipe)."""
-    import signal
-
-    from mnemo.local.workers import _end_with_parent
-
-    # Ctrl-C and a SIGTERM to the process group reach us too: the server stops us after it stops
-    # serving (and if it dies, so do we: _end_with_parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _end_with_parent()
+    """A child process of ``mnemo serve --backend aws`` (:class:`mnemo.local.background.Child`):
+    the indexer's handler (the very module Lambda runs) fed from the stream until the server
+    stops it (``stop``, a :class:`~mnemo.local.background.PipeStop`)."""
     from functions.indexer.handler import lambda_handler
     from mnemo import runtime
 
@@ -375,35 +344,4 @@ def follow(stop: Any, settings: Settings | None = None) -> None:
         runtime.use(None, settings)
     dynamodb, streams = clients(runtime.settings())
     mapping = StreamMapping(dynamodb, streams, runtime.settings().memories_table, lambda_handler)
-    mapping.run(_PipeStop(stop))
-
-
-class StreamFollower:
-    """Starts and stops :func:`follow` in a child process (``mnemo serve --backend aws``)."""
-
-    def __init__(self, settings: Settings | None = None) -> None:
-        import multiprocessing
-
-        self._settings = settings
-        self._context = multiprocessing.get_context("spawn")
-        self._stop: Any = None
-        self._process: Any = None
-
-    def start(self) -> None:
-        child_end, self._stop = self._context.Pipe(duplex=False)
-        self._process = self._context.Process(
-            target=follow, args=(child_end, self._settings), name="mnemo-stream", daemon=True
-        )
-        self._process.start()
-        child_end.close()
-
-    def close(self) -> None:
-        if self._process is None:
-            return
-        with contextlib.suppress(OSError):  # the follower is gone already: nothing to tell
-            self._stop.send(None)
-        self._stop.close()
-        self._process.join(5)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join(5)
+    mapping.run(stop)

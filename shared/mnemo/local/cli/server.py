@@ -40,6 +40,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             metrics_to=args.metrics or ("-" if args.verbose else None),
             # the memories table's stream fed to the indexer, as Lambda's event source mapping does
             follow_stream=plan.cfg.backend == "aws",
+            cleanup_every_s=plan.cfg.local_cleanup_interval_s,
             settings=plan.cfg,
         )
 
