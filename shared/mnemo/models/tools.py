@@ -208,11 +208,22 @@ class MemoryResult(Result):
     memory: Memory
 
 
+class SimilarMemory(Model):
+    reference: str
+    similarity: float
+    content: str
+
+
 class MemoryAddResult(MemoryResult):
     deduplicated: bool = Field(
         default=False,
         description="True when a memory with the same content (any case or spacing), kind, path and team was "
         "there already: it is that memory, and nothing was saved.",
+    )
+    similar: list[SimilarMemory] = Field(
+        default_factory=list,
+        description="Up to 3 other memories of the project that share most of its words (similarity 0-1): "
+        "if one no longer holds, update or forget it.",
     )
 
 

@@ -29,7 +29,8 @@ REGISTRY = Registry(
             title="Save a memory",
             description=(
                 "Save one memory worth keeping across sessions: a decision and its reason, a fact, an insight, a "
-                "working note (kind `working`). Search first: if a memory covers it, use memory_update."
+                "working note (kind `working`). Search first (and read the answer's `similar`): if a memory covers it, "
+                "use memory_update."
             ),
             args=m.MemoryAddArgs,
             result=m.MemoryAddResult,

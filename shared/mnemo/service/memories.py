@@ -31,7 +31,7 @@ from mnemo.models.tools import (
     MemoryUpdateArgs,
 )
 from mnemo.ports import Duplicate, IdempotencyMismatch, IndexQuery, VersionConflict
-from mnemo.service import privacy
+from mnemo.service import privacy, similar
 from mnemo.service.context import CallContext
 from mnemo.service.vectors import embed_content, needs_embedding
 
@@ -166,7 +166,7 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         ctx.embed_after.submit(record)
     elif needs_embedding(ctx.embedder, record):
         ctx.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
-    return MemoryAddResult(project=ctx.project_ref, memory=record.public())
+    return MemoryAddResult(project=ctx.project_ref, memory=record.public(), similar=similar.near(ctx, record))
 
 
 def memory_get(ctx: CallContext, args: MemoryIdArgs) -> MemoryResult:
