@@ -111,3 +111,14 @@ def test_similar_is_in_the_answer_of_an_idempotent_replay(tenant):
 
     assert [s.reference for s in first.similar] == [old.id]
     assert replay.model_dump(mode="json") == first.model_dump(mode="json")
+
+
+def test_the_agent_supersedes_what_similar_shows_and_a_superseded_memory_is_not_listed_again(tenant):
+    old = add(tenant, "We deploy to production on Fridays after the weekly review.").memory
+    new = add(tenant, "Deploys to production moved to Tuesdays, after the weekly review.")
+    assert [s.reference for s in new.similar] == [old.id]
+
+    tenant.call("memory_update", id=new.memory.id, supersedes=[s.reference for s in new.similar])
+    later = add(tenant, "Production deploys after the weekly review need a second reviewer.")
+
+    assert [s.reference for s in later.similar] == [new.memory.id]

@@ -223,7 +223,7 @@ class MemoryAddResult(MemoryResult):
     similar: list[SimilarMemory] = Field(
         default_factory=list,
         description="Up to 3 other memories of the project that share most of its words (similarity 0-1): "
-        "if one no longer holds, update or forget it.",
+        "if the new memory replaces one, memory_update the new one with supersedes: [that reference].",
     )
 
 

@@ -28,9 +28,8 @@ REGISTRY = Registry(
             name="memory_add",
             title="Save a memory",
             description=(
-                "Save one memory worth keeping across sessions: a decision and its reason, a fact, an insight, a "
-                "working note (kind `working`). Search first (and read the answer's `similar`): if a memory covers it, "
-                "use memory_update."
+                "Save one memory worth keeping: a decision and its reason, a fact, an insight, a working note "
+                "(kind `working`). Search first: memory_update one that covers it; supersede one it changes."
             ),
             args=m.MemoryAddArgs,
             result=m.MemoryAddResult,

@@ -59,8 +59,9 @@ def _save(args: dict[str, str]) -> str:
         "2. Otherwise memory_add one memory, kind decision: one or two sentences that say what was decided, "
         "why, and what it rules out, with the names someone would search for (service, customer, file); "
         "tags for the area; a path like area/topic/decisions. Never include secrets, keys or passwords.\n"
-        "3. If its answer lists `similar` memories, read them: one this decision changes or replaces is "
-        "out of date, so update or forget it (never keep two that contradict each other).\n"
+        "3. If its answer lists `similar` memories, read them: when this decision changes or replaces one, "
+        "memory_update the new memory with supersedes: [that reference] (never leave two that contradict "
+        "each other both current).\n"
         f"4. Reply with the memory's id.{_in_project(args)}"
     )
 

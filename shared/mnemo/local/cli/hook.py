@@ -60,8 +60,8 @@ SAVE_NUDGE = (
     "Before this session's details are gone: save each decision (with its reason), fact or insight "
     "it established that a later session would need, one memory each, with the Mnemo tool memory_add "
     "(kind decision / fact / insight){project}. Search first (search_memory): if a memory already "
-    "covers it, memory_update that one; and if memory_add answers `similar` memories, update or forget the "
-    "one the new memory changes. Skip what is already saved, trivial, or secret."
+    "covers it, memory_update that one; if the new memory replaces one (memory_add's answer lists `similar` "
+    "ones), pass supersedes: [its id]. Skip what is already saved, trivial, or secret."
 )
 
 
