@@ -26,7 +26,7 @@ RUNTIME_ENV   := $(RUNTIME_STAMP) $(EMBEDDER_DATA) $(MINILM_DATA)
 CLIENTS       := tests/clients
 CLIENTS_STAMP := $(CLIENTS)/node_modules/.installed-$(shell cat $(CLIENTS)/package.json $(CLIENTS)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run serve-aws test suites prepare engines engine-opensearch engine-keycloak sam-cli check unit contract-sqlite install install-runtime clients lint \
+.PHONY: run serve-aws test suites prepare engines engine-opensearch engine-keycloak sam-cli check unit contract-sqlite install install-runtime clients peers lint \
 	lint-style lint-types lint-template fuzz bench clean openapi \
 	docs browser screenshots
 
@@ -83,6 +83,22 @@ $(SAM_STAMP): constraints-sam.txt
 
 sam-cli: $(SAM_STAMP)
 
+# mcp-memory-service, whose store tests/e2e/test_import_pypi_peers.py makes through its own MCP server:
+# its own venv on Debian's Python, whose sqlite3 loads the sqlite-vec extension its store needs (the
+# one .venv runs on cannot); its pins conflict with constraints.txt (mcp 1, not 2)
+PEER_PYTHON := /usr/bin/python3
+PEERS_VENV  := .cache/peers-venv
+PEERS_STAMP := $(PEERS_VENV)/.installed-$(shell cksum < constraints-peers.txt | cut -d' ' -f1)
+
+$(PEERS_STAMP): constraints-peers.txt
+	@test -x $(PEERS_VENV)/bin/python || $(PEER_PYTHON) -m venv $(PEERS_VENV)
+	@$(PEERS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install pip==$(PIP_VERSION)
+	$(PEERS_VENV)/bin/python -m pip install --quiet -c constraints-peers.txt mcp-memory-service
+	@rm -f $(PEERS_VENV)/.installed-*
+	@touch $(PEERS_STAMP)
+
+peers: $(PEERS_STAMP)
+
 ## engines: the OpenSearch and Keycloak distributions the AWS and OAuth suites start (fetched and
 ## unpacked once into .cache; scripts/opensearch.sh, scripts/keycloak.sh). The suites' fixtures
 ## fetch them too, so a failure here only says why and leaves the verdict to them (a loud skip, or
@@ -98,10 +114,10 @@ engine-keycloak:
 	@$(call FETCH,keycloak)
 
 ## prepare: everything the suites need before they start: the venv and the independent steps (the
-## SAM CLI, the Node clients, the browser, the engines), side by side under `make -j` (.ci/run:
+## SAM CLI, the Node clients, the peers' venv, the browser, the engines), side by side under `make -j` (.ci/run:
 ## `make -j6 test`, which also runs lint once the venv is ready). One pip step installs into the
 ## venv at a time: the embedder data needs none of them, the transformer's only the dev install.
-prepare: $(ENV) sam-cli clients browser engines
+prepare: $(ENV) sam-cli clients peers browser engines
 
 ## run: the local server on 127.0.0.1:8787 with the embedded SQLite backend
 run: $(RUNTIME_ENV)

@@ -6,8 +6,8 @@ or that list alone).
 
 Each memory is one memory: content verbatim, kind its ``memory_type``, tags its tags, path
 ``mcp-memory-service``, its times. A memory marked deleted is not carried, nor are the content
-hashes, embeddings, the ``metadata`` column, the knowledge-graph table (``memory_graph``) and
-access counts."""
+hashes, embeddings, the ``untagged`` tag the service puts on a memory given none, the ``metadata``
+column, the knowledge-graph table (``memory_graph``) and access counts."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from mnemo.importers.split import split
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PATH = "mcp-memory-service"
+#: the tag mcp-memory-service stores on a memory given none: not the user's, so not carried
+UNTAGGED = "untagged"
 
 
 def read(path: Path) -> Iterator[Entry]:
@@ -79,7 +81,7 @@ def _item(record: Any, where: str) -> Iterator[Entry]:
     try:
         created = timestamp(record.get("created_at"))
         updated = timestamp(record.get("updated_at")) or created
-        tags = tag_list(record.get("tags") or None)
+        tags = tuple(t for t in tag_list(record.get("tags") or None) if t != UNTAGGED)
     except (ValueError, TypeError, OverflowError, OSError) as exc:
         yield Problem(where, str(exc))
         return
