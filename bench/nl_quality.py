@@ -72,9 +72,12 @@ def question_class(query: dict[str, Any]) -> str:
     return f"{query.get('source', 'nl')}-{query['lang']}"
 
 
-def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, Any, dict[str, str], dict[str, list[float]]]:
-    """A workspace with a project per conversation holding its turns; (service, caller, memory id
-    → the set's id, the set's id → its vector)."""
+def _load(
+    ports: Any, data: dict[str, Any], *, sessions: bool = True
+) -> tuple[Any, Any, dict[str, str], dict[str, list[float]]]:
+    """A workspace with a project per conversation holding its turns, each with its ``session``
+    when the set has one (and ``sessions``); (service, caller, memory id → the set's id, the set's
+    id → its vector)."""
     from mnemo.config import Settings
     from mnemo.embedding import build_embedder
     from mnemo.models.records import Embedding, MemoryRecord, RateLimits
@@ -114,6 +117,7 @@ def _load(ports: Any, data: dict[str, Any]) -> tuple[Any, Any, dict[str, str], d
                 created_at=created,
                 updated_at=datetime.fromisoformat(memory["updated_at"]),
                 embedding=Embedding.of(embedder.model, vector) if embedder and vector else None,
+                session=memory.get("session") if sessions else None,
             )
             ports.store.create(record)
             ports.index.upsert(record)

@@ -142,13 +142,18 @@ def evaluate(svc: Any, caller: Any, names: dict[str, str], data: dict[str, Any],
     return {tool: {cls: nl_quality._summary(v) for cls, v in sorted(c.items())} for tool, c in rows.items()}
 
 
-def run(workdir: Path, backends: tuple[str, ...], fusion: Any = None) -> dict[str, Any]:
-    """``fusion``: the rule the service holds for this run (None: the adopted one)."""
+def run(
+    workdir: Path, backends: tuple[str, ...], fusion: Any = None, neighbours: Any = None, *, sessions: bool = True
+) -> dict[str, Any]:
+    """``fusion``, ``neighbours``: the rules the service holds for this run (None: the adopted
+    ones); ``sessions``: the memories are saved with their session ids (else without: recall's
+    context then reads adjacency in time alone)."""
     from mnemo.config import Settings
 
     data = real_set.load()
     out: dict[str, Any] = {
         "embedder": Settings().embedder,
+        "sessions": sessions,
         "provenance": data["provenance"],
         "set": {
             "memories": len(data["memories"]),
@@ -164,8 +169,8 @@ def run(workdir: Path, backends: tuple[str, ...], fusion: Any = None) -> dict[st
             out["backends"][name] = {"status": "not run", "reason": context}
             continue
         with context as ports:
-            svc, caller, names, vectors = nl_quality._load(ports, data)
-            svc.fusion = fusion
+            svc, caller, names, vectors = nl_quality._load(ports, data, sessions=sessions)
+            svc.fusion, svc.neighbours = fusion, neighbours
             if name == "aws":
                 ports.index.client.indices.refresh(index=ports.index.alias)
             base = Full(data, vectors, svc.embedder)
@@ -178,7 +183,8 @@ def markdown(res: dict[str, Any], command: str) -> list[str]:
     s = res["set"]
     lines = [
         f"Real questions (`bench/real_quality.py`, set `bench/real_set.py`): {s['memories']} memories in "
-        f"{s['projects']} projects, questions {s['queries']}; embedder `{res['embedder']}`. R@5 / R@10 per "
+        f"{s['projects']} projects, questions {s['queries']}; embedder `{res['embedder']}`; memories saved "
+        f"{'with' if res.get('sessions', True) else 'without'} their session ids. R@5 / R@10 per "
         "tool (limit 10) and source; `all` is the mean over all questions. Baselines in the same run.",
         "",
         f"    {command}",
@@ -204,14 +210,29 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--fusion", help="the rule the service holds, as bench/fusion.py names it: NAME[:CONSTANT=value;...]"
     )
+    parser.add_argument(
+        "--context",
+        help="recall's context rule for this run: SHARE[:session|:time][:join|:candidates] (share 0: none; "
+        "'time': memories without a session lend and borrow too, by adjacency in time; 'join': a neighbour neither "
+        "half found joins the ranking, 'candidates' (the default): only candidates are lent weight); default the "
+        "adopted one",
+    )
+    parser.add_argument("--no-sessions", action="store_true", help="save the memories without their session ids")
     args = parser.parse_args(argv)
+    neighbours = None
+    if args.context:
+        from mnemo.service.retrieval.context import Neighbours
+
+        share, *kinds = args.context.split(":")
+        within = "time" if "time" in kinds else "session"
+        neighbours = Neighbours(share=float(share), within=within, join="join" in kinds)
     rule = None
     if args.fusion:
         from bench.fusion import rule as named_rule
 
         rule = named_rule(args.fusion)
     with tempfile.TemporaryDirectory() as tmp:
-        res = run(Path(tmp), tuple(args.backends.split(",")), rule)
+        res = run(Path(tmp), tuple(args.backends.split(",")), rule, neighbours, sessions=not args.no_sessions)
     env = " ".join(f"{k}={os.environ[k]}" for k in ("MNEMO_EMBEDDER", "OPENBLAS_NUM_THREADS") if k in os.environ)
     command = f"{env} python -m bench.real_quality {shlex.join(argv)}".strip()
     text = "\n".join(markdown(res, command)) + "\n"

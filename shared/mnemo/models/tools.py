@@ -366,10 +366,10 @@ class Explanation(Model):
         description="Present when query terms matched only through their stem (another inflection of the word): "
         'each with the memory\'s words it matched, e.g. `{"deployments": ["deploys"]}`.',
     )
-    matched_by: Literal["words", "meaning", "both"] = Field(
+    matched_by: Literal["words", "meaning", "both", "context"] = Field(
         default="words",
         description="How the memory was found: by its words, by its meaning (the query's vector is near its own), "
-        "or both.",
+        "both, or only through the memories saved just before and after it (recall's context).",
     )
     similarity: float | None = Field(
         default=None,

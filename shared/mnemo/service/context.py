@@ -14,6 +14,7 @@ from mnemo.ports import Embedder, MemoryFilter, Ports, Scope
 from mnemo.service.identity import Caller
 
 if TYPE_CHECKING:
+    from mnemo.service.retrieval.context import Neighbours
     from mnemo.service.retrieval.fusion import Fusion
     from mnemo.service.vectors import EmbedAfter
 
@@ -38,6 +39,9 @@ class CallContext:
     fusion: Fusion | None = None
     #: writes leave the vector to this, after the answer (None: the vector before the write)
     embed_after: EmbedAfter | None = None
+    #: how recall lets memories saved together lend each other weight (None: the adopted rule,
+    #: ``retrieval.context.ADOPTED``)
+    neighbours: Neighbours | None = None
     #: the OAuth issuers whose tokens this deployment accepts (the first: a new binding's default)
     issuers: tuple[str, ...] = ()
     #: refuse writes holding a secret: the workspace's setting (``Workspace.secret_check``)

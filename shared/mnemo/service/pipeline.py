@@ -25,6 +25,7 @@ from mnemo.service.context import CallContext
 from mnemo.service.identity import Caller, bearer_secret, looks_like_jwt
 from mnemo.service.operations import Operation
 from mnemo.service.principals import TokenAuth
+from mnemo.service.retrieval.context import Neighbours
 from mnemo.service.retrieval.fusion import Fusion
 from mnemo.service.vectors import EmbedAfter
 
@@ -68,6 +69,7 @@ class Service:
         tokens: TokenAuth | None = None,
         fusion: Fusion | None = None,
         embed_after_answer: bool = False,
+        neighbours: Neighbours | None = None,
     ) -> None:
         """``embedder`` is the embedder of meaning the composition root chose (``mnemo.runtime``
         from ``MNEMO_EMBEDDER``); None: words only. ``tokens``: how OAuth access tokens are
@@ -75,7 +77,8 @@ class Service:
         the adopted rule, ``mnemo.service.retrieval.fusion.ADOPTED``; bench/fusion.py passes others).
         ``embed_after_answer``: writes store the record without its vector and a thread of this
         process embeds it after the answer (``vectors.EmbedAfter``; only for a process that
-        outlives its calls)."""
+        outlives its calls). ``neighbours``: recall's context rule (None:
+        ``mnemo.service.retrieval.context.ADOPTED``)."""
         self.ports = ports
         #: how OAuth access tokens are accepted (None: API keys only)
         self.tokens = tokens
@@ -86,6 +89,8 @@ class Service:
         self.fusion = fusion
         #: the vectors writes leave for after their answer (None: made before the write)
         self.embed_after = EmbedAfter(ports, embedder) if embed_after_answer and embedder is not None else None
+        #: recall's context rule (None: the adopted one)
+        self.neighbours = neighbours
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -196,6 +201,7 @@ class Service:
             embedder=self.embedder,
             fusion=self.fusion,
             embed_after=self.embed_after,
+            neighbours=self.neighbours,
             issuers=self.tokens.issuers if self.tokens else (),
             # the workspace admission read: no extra read (AWS caches it for ``tenant_cache_s``)
             secret_check=workspace.secret_check if workspace is not None else True,

@@ -96,7 +96,7 @@ def by_meaning(hit: IndexHit, terms: list[text.QueryTerm]) -> Match:
 def completed(matches: list[Match], terms: list[text.QueryTerm], *, full: bool) -> list[Match]:
     """The matches, each found by meaning given the query terms it holds (``explain`` shows them)."""
     return [
-        m if m.analysed else replace(analyse(IndexHit(m.record, m.score), terms, full=full),
-                                     score=m.score, similarity=m.similarity, by_words=False)
+        m if m.analysed else replace(analyse(IndexHit(m.record, m.score), terms, full=full), score=m.score,
+                                     similarity=m.similarity, by_words=False, lent=m.lent, via_context=m.via_context)
         for m in matches
     ]  # fmt: skip

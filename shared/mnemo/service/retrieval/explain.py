@@ -22,7 +22,7 @@ def result_items(
     mode: str = "lexical",
 ) -> list[RetrievalItem]:
     # hybrid fell back to words alone (no embedder, or it failed): explained as lexical
-    fused = mode == "hybrid" and any(m.similarity is not None for m in matches)
+    fused = mode == "hybrid" and any(m.similarity is not None or m.lent > 0 for m in matches)
     items = []
     for index, match in enumerate(matches):
         record = match.record
@@ -119,6 +119,20 @@ def reason(rank: int, match: Match, previous: Match | None, term_count: int, *, 
 
 
 def _found(match: Match, term_count: int) -> str:
+    if match.matched_by == "context":
+        words = f"; {_coverage(match, term_count)}" if term_count and match.matched else ""
+        return f"found through its neighbours only (the memories saved just before and after it{words})"
+    return _found_itself(match, term_count) + _through_neighbours(match)
+
+
+def _through_neighbours(match: Match) -> str:
+    """What recall's context lent the memory (:mod:`.context`), when anything."""
+    if match.lent <= 0:
+        return ""
+    return f", ranking through its neighbours ({match.lent:.2f} of its weight lent by the memories saved next to it)"
+
+
+def _found_itself(match: Match, term_count: int) -> str:
     similarity = f"similarity {match.similarity:.2f}" if match.similarity is not None else ""
     if match.matched_by == "meaning":
         words = f"; {_coverage(match, term_count)}" if term_count and match.matched else ""
@@ -152,7 +166,7 @@ def _hybrid_reason(rank: int, match: Match, previous: Match | None, term_count: 
     the vector candidates' — the larger when both found it); equal weights: words first, then
     the nearer."""
     found = _found(match, term_count)
-    if match.matched_by == "meaning":
+    if match.matched_by in ("meaning", "context"):
         found += f", weighing {match.score:.2f} against the words' calibrated scores"
     if previous is None or (prefer_working and (match.working or previous.working)) or match.score < previous.score:
         return f"rank {rank}: {found}; " + _above(

@@ -38,9 +38,15 @@ class Match:
     #: False for a memory found by meaning whose terms are not worked out yet (``matched`` empty
     #: until :func:`completed`: only the ones an answer shows need it)
     analysed: bool = True
+    #: the part of ``score`` the memories saved next to it lent it (recall's context, :mod:`.context`)
+    lent: float = 0.0
+    #: found only as a neighbour of a candidate (neither half found it)
+    via_context: bool = False
 
     @property
     def matched_by(self) -> str:
+        if self.via_context:
+            return "context"
         if self.similarity is None:
             return "words"
         return "both" if self.by_words else "meaning"

@@ -10,7 +10,8 @@ at least the embedder's floor); ``hybrid`` (the default) asks both, with the sam
 ranks them by the service's fusion rule (:mod:`.fusion`; the adopted one, ``ZScore``, unless the
 service was given another). Without an embedder (``MNEMO_EMBEDDER=none``), or when it fails at
 query time, ``hybrid`` is ``lexical``. The pipeline: :mod:`.candidates` (both halves' pools) →
-:mod:`.fusion` → :mod:`.explain` (the results and their reasons)."""
+:mod:`.fusion` → :mod:`.context` (hybrid: memories saved together lend each other weight) →
+:mod:`.explain` (the results and their reasons)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from mnemo.models.tools import (
 )
 from mnemo.ports import IndexQuery, MemoryFilter
 from mnemo.service.context import CallContext
-from mnemo.service.retrieval import candidates
+from mnemo.service.retrieval import candidates, context
 from mnemo.service.retrieval.candidates import POOL
 from mnemo.service.retrieval.diagnosis import diagnose, no_match_result, no_terms, nothing_listed
 from mnemo.service.retrieval.explain import result_items
@@ -136,9 +137,8 @@ def _recall_ranked(
             )
         mode = "lexical"
     full = isinstance(args, RecallArgs) and args.explain
-    pools = candidates.gather(
-        ctx, args.query, _filter(ctx, args), mode, pool=pool, prefer_working=args.prefer_working, full=full
-    )
+    flt = _filter(ctx, args)
+    pools = candidates.gather(ctx, args.query, flt, mode, pool=pool, prefer_working=args.prefer_working, full=full)
     terms = pools.terms
     if mode == "semantic":
         ranked = [candidates.by_meaning(hit, terms) for hit in pools.similar]
@@ -146,7 +146,12 @@ def _recall_ranked(
         if not ranked:
             return terms, [], NoMatch(cause="nothing_similar", reason="no memory's meaning is near the query's")
         return terms, ranked, None
-    ranked = pools.lexical if mode == "lexical" else (ctx.fusion or ADOPTED).fuse(pools)
+    if mode == "lexical":
+        ranked = pools.lexical
+    else:
+        ranked = (ctx.fusion or ADOPTED).fuse(pools)
+        rule = ctx.neighbours or context.ADOPTED
+        ranked = context.lend(ctx, ranked, flt, rule, prefer_working=args.prefer_working)
     if ranked:
         return terms, ranked, None
     if not terms:
