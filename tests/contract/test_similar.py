@@ -7,11 +7,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from mnemo.embedding import default_embedder
 from mnemo.errors import InvalidRequest
 from mnemo.models.common import utc_now
+from mnemo.ports import Ports, Scope
+from mnemo.service.pipeline import Service
 from mnemo.service.similar import MAX_SIMILAR
 
-from tests.contract.conftest import Tenant, new_tenant
+from tests.contract.conftest import Indexer, Tenant, new_tenant
+from tests.contract.test_read_your_writes import expect_lag
 
 
 def add(tenant: Tenant, content: str, caller=None, **fields):
@@ -122,3 +126,28 @@ def test_the_agent_supersedes_what_similar_shows_and_a_superseded_memory_is_not_
     later = add(tenant, "Production deploys after the weekly review need a second reviewer.")
 
     assert [s.reference for s in later.similar] == [new.memory.id]
+
+
+def test_while_the_index_lags_a_memory_just_saved_or_changed_is_seen_as_it_is_now(ports: Ports, indexer: Indexer):
+    # a plain Service: nothing brings the writes to the index on AWS until the test catches up
+    lagging = new_tenant(Service(ports, embedder=default_embedder()))
+    scope = Scope(lagging.workspace_id, lagging.project.id)
+    old = add(lagging, "We deploy to production on Fridays after the weekly review.").memory
+    expect_lag(ports, scope, old.id, 1)
+
+    new = add(lagging, "Deploys to production moved to Tuesdays, after the weekly review.")
+    assert [s.reference for s in new.similar] == [old.id]  # the table's recent changes, merged
+
+    indexer.catch_up()
+    lagging.call("memory_update", id=old.id, content="The office plants are watered on Mondays.")
+    expect_lag(ports, scope, old.id, 2)
+    again = add(lagging, "Production deploys happen after the weekly review, never on Fridays.")
+    assert [s.reference for s in again.similar] == [new.memory.id]  # not the stale words of the old version
+
+
+def test_a_memory_the_add_supersedes_is_not_listed(tenant):
+    old = add(tenant, "We deploy to production on Fridays after the weekly review.").memory
+
+    new = add(tenant, "Deploys to production moved to Tuesdays, after the weekly review.", supersedes=[old.id])
+
+    assert new.similar == []

@@ -2,8 +2,9 @@
 the agent can choose to supersede them (docs/contract.md, memory_add). Nothing is changed here.
 
 By words, through the index: the new content's meaningful terms (``text.query_terms``) as an
-``any`` query with the caller's visibility filter; a candidate's similarity is the share of the
-new memory's meaningful stems (stop words left out) that it holds, and those at ``THRESHOLD`` or
+``any`` query with the caller's visibility filter (superseded memories left out, as the searches
+leave them); a candidate's similarity is the share of the new memory's meaningful stems (those of
+its first ``MAX_QUERY_TERMS`` distinct terms, stop words left out) that it holds, and those at ``THRESHOLD`` or
 more are listed, at most ``MAX_SIMILAR``, most similar first. Words, not the embedder's meaning:
 with the local transformer a memory's vector is made after the answer, so the new one has none
 yet; on labelled pairs the static model's cosine did worse than the words, and its mean with them
@@ -51,14 +52,19 @@ def near(ctx: CallContext, record: MemoryRecord) -> list[SimilarMemory]:
     if not terms:
         return []
     hits = ctx.ports.index.search(IndexQuery(ctx.scope, terms, "any", ctx.memory_filter(), CANDIDATES + 1))
-    new = stems(record.content)
+    # the new memory's stems: those of its query terms (its first MAX_QUERY_TERMS distinct ones)
+    stem_of = {term.text: term.stem for term in terms}
+    new = frozenset(stem_of.values())
     same = text.fingerprint(record.content, record.kind, record.path, record.team_id)
     scored: list[tuple[float, MemoryRecord]] = []
     for hit in hits:
         old = hit.record
         if old.id == record.id or text.fingerprint(old.content, old.kind, old.path, old.team_id) == same:
             continue
-        score = similarity(new, stems(old.content))
+        # the index says which terms the candidate matched (by stem): no need to analyse it again
+        matched = hit.matched
+        held = stems(old.content) if matched is None else frozenset(stem_of[t] for t in matched if t in stem_of)
+        score = similarity(new, held)
         if score >= THRESHOLD:
             scored.append((score, old))
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
