@@ -2,16 +2,21 @@
 (.cache/peers-venv; this file imports nothing of Mnemo), it starts ``memory server`` over stdio with
 the ``mcp`` client that mcp-memory-service depends on, calls ``memory_store`` for each memory of the
 JSON spec (argv[1]: ``{"store": [args, ...], "delete": [index, ...]}``), then ``memory_delete``
-with the hash its answer gave for each stored memory to delete, and prints the answers as JSON."""
+with the hash its answer gave for each stored memory to delete, prints the answers as JSON, and
+writes the store's JSON export to ``spec["export"]`` with its own exporter (``MemoryExporter``, the
+one its sync scripts run) once the server has stopped."""
 
 import asyncio
 import json
 import os
 import re
 import sys
+from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_memory_service.storage.sqlite_vec import SqliteVecMemoryStorage
+from mcp_memory_service.sync import MemoryExporter
 
 
 def text(result):
@@ -29,7 +34,13 @@ async def main(spec):
         for index in spec["delete"]:
             content_hash = re.search(r"hash: ([0-9a-f]{64})", stored[index]).group(1)
             deleted.append(text(await session.call_tool("memory_delete", {"content_hash": content_hash})))
-        print(json.dumps({"stored": stored, "deleted": deleted}))
+    storage = SqliteVecMemoryStorage(os.environ["MCP_MEMORY_SQLITE_PATH"])
+    await storage.initialize()
+    try:
+        exported = await MemoryExporter(storage).export_to_json(Path(spec["export"]))
+    finally:
+        await storage.close()
+    print(json.dumps({"stored": stored, "deleted": deleted, "exported": exported}, default=str))
 
 
 asyncio.run(main(json.loads(sys.argv[1])))
