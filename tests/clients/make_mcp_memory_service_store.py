@@ -1,10 +1,10 @@
 """Make an mcp-memory-service store through its own MCP server: run by the venv `make peers` makes
 (.cache/peers-venv; this file imports nothing of Mnemo), it starts ``memory server`` over stdio with
 the ``mcp`` client that mcp-memory-service depends on, calls ``memory_store`` for each memory of the
-JSON spec (argv[1]: ``{"store": [args, ...], "delete": [index, ...]}``), then ``memory_delete``
-with the hash its answer gave for each stored memory to delete, prints the answers as JSON, and
-writes the store's JSON export to ``spec["export"]`` with its own exporter (``MemoryExporter``, the
-one its sync scripts run) once the server has stopped."""
+JSON spec (argv[1]: ``{"store": [args, ...], "delete": [index, ...], "export": path}``), then
+``memory_delete`` with the hash its answer gave for each stored memory to delete; once the server
+has stopped, writes the store's JSON export to ``path`` with its own exporter
+(``mcp_memory_service.sync.MemoryExporter``) and prints the answers as JSON."""
 
 import asyncio
 import json
