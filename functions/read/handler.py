@@ -17,7 +17,16 @@ from mnemo.api.routers.tools import tools_router
 from mnemo.observability import contain_errors, logger, metrics, tracer
 
 app = Resolver(
-    tools_router(runtime, "memory_get", "memory_search", "search_memory", "recall", "recall_context", unknown=True),
+    tools_router(
+        runtime,
+        "memory_get",
+        "memory_history",
+        "memory_search",
+        "search_memory",
+        "recall",
+        "recall_context",
+        unknown=True,
+    ),
     admin_router(runtime, "whoami", "admin_project_export"),
     meta_router(runtime),
     console_router(),

@@ -3,7 +3,7 @@ implements them; the service never imports a backend."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +15,22 @@ from mnemo.text import QueryTerm
 
 #: ``MemoryStore.neighbours``' most neighbours on each side of an anchor
 MAX_NEIGHBOURS = 2
+#: a memory's history keeps at most this many earlier versions, and at most this many bytes of
+#: their contents (UTF-8); the oldest go first, and are counted (``MemoryStore.history``)
+MAX_VERSIONS = 50
+MAX_HISTORY_BYTES = 64 * 1024
+
+
+def kept_versions(sizes: Iterable[int]) -> int:
+    """How many of a memory's versions, newest first with these content sizes (UTF-8 bytes), its
+    history keeps: the newest while both bounds hold."""
+    kept = total = 0
+    for size in sizes:
+        if kept == MAX_VERSIONS or total + size > MAX_HISTORY_BYTES:
+            break
+        kept, total = kept + 1, total + size
+    return kept
+
 
 RateClass = Literal["search", "write"]
 
@@ -199,7 +215,21 @@ class MemoryStore(Protocol):
         self, scope: Scope, memory_id: str, *, expected_version: int, record: MemoryRecord | None = None
     ) -> None:
         """Remove the record if it is at ``expected_version``; else VersionConflict. Its claim goes
-        with it (``record``, the stored record, lets a backend find the claim without a read)."""
+        with it (``record``, the stored record, lets a backend find the claim without a read), and
+        every version of its history (forgetting means forgetting)."""
+        ...
+
+    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None) -> None:
+        """Keep ``previous``, the stored version a write is about to replace, in the memory's
+        history (until ``expires_at``, the memory's expiry after the write), then drop the oldest
+        versions beyond :data:`MAX_VERSIONS` or :data:`MAX_HISTORY_BYTES`, counting them. Called
+        before the write: a write that then fails leaves a kept version at the stored version,
+        which ``history`` never shows (SQLite: inside the write's unit of work, undone with it)."""
+        ...
+
+    def history(self, scope: Scope, memory_id: str, *, below: int, limit: int) -> tuple[list[MemoryRecord], int]:
+        """The kept versions older than version ``below`` (the stored one), newest first, at most
+        ``limit``; and how many versions were dropped to keep the history within its bounds."""
         ...
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:

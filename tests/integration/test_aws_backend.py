@@ -206,15 +206,24 @@ def test_request_costs_per_tool_call(own_backend, stream_drain, capsys):
     # A write: the rate bucket, its change log entry and one record write (the memory and its
     # dedup claim in one transaction), nothing that waits on OpenSearch
     assert costs["memory_add"] == ({"UpdateItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
-    # superseding: each id read, and its change log entry; the marks in the memory's transaction
+    # superseding: each id read, its change log entry and its kept version (a put and a Query of
+    # the memory's versions, the bound); the marks in the memory's transaction
     assert costs["memory_add, supersedes 2"] == (
-        {"UpdateItem": 1, "GetItem": 2, "PutItem": 3, "TransactWriteItems": 1},
+        {"UpdateItem": 1, "GetItem": 2, "PutItem": 5, "Query": 2, "TransactWriteItems": 1},
         {},
     )
     # a new content moves its claim: the put and the claims' delete and put in one transaction
-    assert costs["memory_update"] == ({"UpdateItem": 1, "GetItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
-    # the delete marker's update and the claim's delete in one transaction
-    assert costs["memory_delete"] == ({"UpdateItem": 1, "GetItem": 1, "PutItem": 1, "TransactWriteItems": 1}, {})
+    # (and the version it replaces kept: a put and a Query of the memory's versions)
+    assert costs["memory_update"] == (
+        {"UpdateItem": 1, "GetItem": 1, "PutItem": 2, "Query": 1, "TransactWriteItems": 1},
+        {},
+    )
+    # the delete marker's update and the claim's delete in one transaction; then its history erased
+    # (a Query of its versions, a BatchWriteItem of the one the update kept)
+    assert costs["memory_delete"] == (
+        {"UpdateItem": 1, "GetItem": 1, "PutItem": 1, "TransactWriteItems": 1, "Query": 1, "BatchWriteItem": 1},
+        {},
+    )
     assert all(osr == {} for name, (_, osr) in costs.items() if name != "memory_search (q)")
     # A search: the rate bucket, a consistent Query of the change log's partition of the window
     # (two when the window spans a 5-minute boundary), the changed items by key, one search

@@ -166,6 +166,21 @@ class MemoryIdArgs(Args):
     id: MemoryId
 
 
+class MemoryHistoryArgs(Args):
+    id: MemoryId
+    limit: Annotated[int, Field(ge=1, le=100)] = Field(default=20, description="At most this many versions.")
+
+
+class MemoryVersion(Model):
+    version: int
+    content: str
+    kind: str | None
+    tags: list[str]
+    path: str | None
+    source: str
+    updated_at: Timestamp = Field(description="When this version was written.")
+
+
 #: a ``session`` filter: an exact match, so only its length is bounded here (the schema stays short)
 SessionFilter = Annotated[str, Field(min_length=1, max_length=MAX_SESSION)]
 
@@ -233,6 +248,18 @@ class MemoriesResult(Result):
 
 class DeletedRef(Model):
     id: str
+
+
+class MemoryHistoryResult(Result):
+    memory: Memory = Field(description="The memory as it is now.")
+    versions: list[MemoryVersion] = Field(
+        description="Its earlier versions, newest first (at most 50 or 64 KiB of contents are kept)."
+    )
+    dropped: int = Field(description="How many of its oldest versions were dropped to keep within those bounds.")
+    supersedes: list[str] = Field(description="The memories it replaced.")
+    superseded_by: list[str] = Field(
+        description="The chain of memories that replaced it, each replaced by the next (the last is current)."
+    )
 
 
 class DeleteResult(Result):

@@ -65,6 +65,18 @@ REGISTRY = Registry(
             idempotent=True,
         ),
         Operation(
+            name="memory_history",
+            title="A memory's history",
+            description="A memory's earlier versions, newest first, and what it replaced or was replaced by.",
+            args=m.MemoryHistoryArgs,
+            result=m.MemoryHistoryResult,
+            run=memories.memory_history,
+            rate_class="search",
+            scopes=_R,
+            read_only=True,
+            idempotent=True,
+        ),
+        Operation(
             name="memory_update",
             title="Update a memory",
             description=(

@@ -25,10 +25,13 @@ from mnemo.models.tools import (
     MemoriesResult,
     MemoryAddArgs,
     MemoryAddResult,
+    MemoryHistoryArgs,
+    MemoryHistoryResult,
     MemoryIdArgs,
     MemoryResult,
     MemorySearchArgs,
     MemoryUpdateArgs,
+    MemoryVersion,
 )
 from mnemo.ports import Duplicate, IdempotencyMismatch, IndexQuery, VersionConflict
 from mnemo.service import privacy, similar
@@ -88,7 +91,8 @@ def _superseded(
     every check: 404 for an id this caller cannot see (another project or workspace, deleted,
     expired, another team's: never a hint it exists), 400 for itself, 409 for a cycle or (without
     ``if_version``) one another memory superseded already. One already superseded by ``new_id`` is
-    left as it is. Nothing is written here: the store writes the marks with the memory, atomically."""
+    left as it is. Only the targets' versions are kept here (``MemoryStore.keep_version``, before
+    the write); the store writes the marks with the memory, atomically."""
     if not ids:
         return []
     if new_id in ids:
@@ -96,6 +100,7 @@ def _superseded(
             "a memory cannot supersede itself", details=[{"loc": ["supersedes"], "type": "value_error"}]
         )
     marked: list[MemoryRecord] = []
+    targets: list[MemoryRecord] = []
     for target_id in ids:
         target = ctx.visible(ctx.ports.store.get(ctx.scope, target_id))
         if target.superseded_by == new_id:
@@ -108,6 +113,7 @@ def _superseded(
         marked.append(
             target.model_copy(update={"superseded_by": new_id, "superseded_at": ctx.now, "version": target.version + 1})
         )
+        targets.append(target)
     # a cycle: new_id is (transitively) superseded by one of the targets (a new memory is by none)
     seen: set[str] = set()
     current = None if new else ctx.ports.store.get(ctx.scope, new_id)
@@ -118,6 +124,8 @@ def _superseded(
             )
         seen.add(current.superseded_by)
         current = ctx.ports.store.get(ctx.scope, current.superseded_by)
+    for target in targets:  # each mark is a change: the version it replaces goes to the history
+        ctx.ports.store.keep_version(target, expires_at=target.expires_at)
     return marked
 
 
@@ -207,6 +215,7 @@ def memory_update(ctx: CallContext, args: MemoryUpdateArgs) -> MemoryResult:
             content = changes.get("content", current.content)
             update["embedding"] = None if ctx.embed_after is not None else embed_content(ctx.embedder, content)
         updated = current.model_copy(update=update)
+        ctx.ports.store.keep_version(current, expires_at=updated.expires_at)
         try:
             ctx.ports.store.replace(updated, expected_version=current.version, previous=current, marks=marks)
         except VersionConflict as exc:
@@ -256,3 +265,32 @@ def forget(ctx: CallContext, args: ForgetArgs) -> ForgetResult:
     """Delete exactly the referenced memory (404 when unknown or not visible to the key)."""
     delete_memory(ctx, args.reference)
     return ForgetResult(project=ctx.project_ref, forgotten=ForgottenRef(reference=args.reference))
+
+
+#: the most links of a supersession chain memory_history follows up from a memory
+MAX_CHAIN = 20
+
+
+def memory_history(ctx: CallContext, args: MemoryHistoryArgs) -> MemoryHistoryResult:
+    """The memory, its earlier versions newest first, and its supersession chain: what it replaced
+    and, up from it, what replaced it (as far as this caller can read)."""
+    record = ctx.visible(ctx.ports.store.get(ctx.scope, args.id))
+    versions, dropped = ctx.ports.store.history(ctx.scope, record.id, below=record.version, limit=args.limit)
+    chain: list[str] = []
+    current = record
+    while current.superseded_by is not None and current.superseded_by not in chain and len(chain) < MAX_CHAIN:
+        chain.append(current.superseded_by)
+        after = ctx.ports.store.get(ctx.scope, current.superseded_by)
+        if after is None or after.expired(ctx.now) or not ctx.caller.sees_team(after.team_id):
+            break
+        current = after
+    return MemoryHistoryResult(
+        project=ctx.project_ref,
+        memory=record.public(),
+        versions=[
+            MemoryVersion.model_validate(v.model_dump(include=set(MemoryVersion.model_fields))) for v in versions
+        ],
+        dropped=dropped,
+        supersedes=record.supersedes,
+        superseded_by=chain,
+    )

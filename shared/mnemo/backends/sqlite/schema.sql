@@ -116,3 +116,19 @@ CREATE TABLE IF NOT EXISTS maintenance_checkpoints (
     cursor     TEXT,
     updated_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- A memory's earlier versions (MemoryStore.keep_version / history): the record's JSON body at each
+-- version it had, its content's UTF-8 bytes (the history's bound), and per memory how many were dropped.
+CREATE TABLE IF NOT EXISTS memory_versions (
+    project_id TEXT NOT NULL,
+    memory_id  TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    bytes      INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (project_id, memory_id, version)
+);
+CREATE TABLE IF NOT EXISTS memory_versions_dropped (
+    project_id TEXT NOT NULL,
+    memory_id  TEXT NOT NULL,
+    dropped    INTEGER NOT NULL,
+    PRIMARY KEY (project_id, memory_id)
+);

@@ -19,6 +19,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Any
 
 from mnemo import text
@@ -28,7 +29,15 @@ from mnemo.backends.sqlite.filters import filter_sql
 from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import MAX_NEIGHBOURS, Duplicate, MemoryFilter, Page, Scope, VersionConflict
+from mnemo.ports import (
+    MAX_NEIGHBOURS,
+    Duplicate,
+    MemoryFilter,
+    Page,
+    Scope,
+    VersionConflict,
+    kept_versions,
+)
 
 
 @translate_errors(outage)
@@ -159,6 +168,50 @@ class SqliteMemoryStore:
             if row is None:
                 raise VersionConflict(memory_id)
             self.index.remove(record_of(row))
+            for table in ("memory_versions", "memory_versions_dropped"):  # its history goes with it
+                conn.execute(
+                    f"DELETE FROM {table} WHERE project_id = ? AND memory_id = ?", (scope.project_id, memory_id)
+                )
+
+    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None) -> None:
+        """(SQLite keeps no expiry per version: the memory's delete, its expiry's too, erases them.)"""
+        with self.db.write() as conn:
+            key = (previous.project_id, previous.id)
+            conn.execute(
+                "INSERT OR REPLACE INTO memory_versions (project_id, memory_id, version, bytes, body)"
+                " VALUES (?,?,?,?,?)",
+                (*key, previous.version, len(previous.content.encode()), previous.model_dump_json()),
+            )
+            rows = conn.execute(
+                "SELECT version, bytes FROM memory_versions WHERE project_id = ? AND memory_id = ?"
+                " ORDER BY version DESC",
+                key,
+            ).fetchall()
+            gone = [row["version"] for row in rows[kept_versions(row["bytes"] for row in rows) :]]
+            if gone:
+                conn.executemany(
+                    "DELETE FROM memory_versions WHERE project_id = ? AND memory_id = ? AND version = ?",
+                    [(*key, version) for version in gone],
+                )
+                conn.execute(
+                    "INSERT INTO memory_versions_dropped (project_id, memory_id, dropped) VALUES (?,?,?)"
+                    " ON CONFLICT (project_id, memory_id) DO UPDATE SET dropped = dropped + excluded.dropped",
+                    (*key, len(gone)),
+                )
+
+    def history(self, scope: Scope, memory_id: str, *, below: int, limit: int) -> tuple[list[MemoryRecord], int]:
+        with self.db.snapshot() as conn:
+            key = (scope.project_id, memory_id)
+            rows = conn.execute(
+                "SELECT body FROM memory_versions WHERE project_id = ? AND memory_id = ? AND version < ?"
+                " ORDER BY version DESC LIMIT ?",
+                (*key, below, limit),
+            ).fetchall()
+            dropped = conn.execute(
+                "SELECT dropped FROM memory_versions_dropped WHERE project_id = ? AND memory_id = ?", key
+            ).fetchone()
+        versions = [MemoryRecord.model_validate_json(row["body"]) for row in rows]
+        return [v for v in versions if v.workspace_id == scope.workspace_id], int(dropped[0]) if dropped else 0
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
         where, params = filter_sql(flt)
