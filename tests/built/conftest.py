@@ -350,8 +350,9 @@ def _sample(name: str) -> tuple[str, dict[str, Any]]:
 
 def _seed_cleanup_work(stack: BuiltStack) -> None:
     """Give the cleanup run one of each kind of work, so every permission it needs is exercised:
-    an expired record (delete from store and index), an old delete tombstone (purge), and an index
-    entry whose record is gone (make it unsearchable)."""
+    an expired record with a kept version (delete from store and index, erase its history), an
+    old delete tombstone (purge), and an index entry whose record is gone (make it unsearchable)."""
+    from mnemo.backends.aws.items import memory_pk
     from mnemo.backends.aws.mapping import doc_id
     from mnemo.models.common import format_ts, utc_now
     from mnemo.models.records import MemoryRecord
@@ -368,8 +369,11 @@ def _seed_cleanup_work(stack: BuiltStack) -> None:
     def record(content: str, **extra: Any) -> MemoryRecord:
         return memory_record(content, scope=scope, at=now - timedelta(hours=2), source="seed", **extra)
 
-    expired = record("expired note", expires_at=now - timedelta(hours=1))
+    expired = record("expired note", expires_at=now - timedelta(hours=1), version=2)
     backend.store.create(expired)
+    # a version its update kept: expiry erases it with the memory
+    backend.store.keep_version(expired.model_copy(update={"content": "expired draft", "version": 1}), expires_at=None)
+    stack.facts["expired_memory"] = {"pk": {"S": memory_pk(scope.workspace_id, scope.project_id)}, "id": expired.id}
     backend.index.upsert(expired)
     orphan = record("an index entry whose record is gone")
     backend.index.upsert(orphan)
@@ -468,7 +472,7 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
     * ``mcp``: the samples; search, recent listing, get, update and delete through ``tools/call``.
     * ``admin``: the samples; a project create; then (``admin-2``) the revocation of the key it created.
     * ``write-403`` / ``read-403`` / ``mcp-403``: an OpenSearch that answers every request with 403
-      (the writes never ask it; the search does).
+      (a write's similar search is refused and the write succeeds; a search answers 503).
     * ``indexer-403``: the stream records of the two adds made meanwhile, to an indexer OpenSearch
       refuses (it marks them for repair).
     * ``indexer``: the stream sample, the rest of the table's real stream so far (every write of
@@ -526,7 +530,7 @@ def built_runs(built_stack: BuiltStack) -> dict[str, Run]:
     revoke["pathParameters"] = {"key_id": created_key}
     runs["admin-2"] = stack.run("AdminFunction", [("revoke_created", revoke)])
 
-    # OpenSearch refuses the role: writes never ask it (they succeed), a search answers 503
+    # OpenSearch refuses the role: writes succeed (their similar lists nothing), a search answers 503
     outage_add = samples.http_event("memory_add.json", body={"content": OUTAGE_CONTENT, "tags": ["outage"]})
     runs["write-403"] = stack.run("WriteFunction", [("add_refused", outage_add)], refusal=FORBIDDEN)
     refused = runs["write-403"].body("add_refused").get("memory") or {}

@@ -130,6 +130,22 @@ def test_the_extra_calls_reach_their_code_paths(built_runs: dict[str, Run]):
     }
 
 
+def test_the_cleanup_job_erases_the_versions_an_expired_memory_kept(
+    built_stack: BuiltStack, built_runs: dict[str, Run]
+):
+    assert built_runs["cleanup"].response("cleanup_schedule.json")["counts"]["expired"] == 1
+    expired = built_stack.facts["expired_memory"]
+
+    left = built_stack.backend.dynamodb.query(
+        TableName=built_stack.cfg.memories_table,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :ver)",
+        ExpressionAttributeValues={":pk": expired["pk"], ":ver": {"S": f"VER#{expired['id']}#"}},
+        ConsistentRead=True,
+    )["Items"]
+
+    assert left == []
+
+
 def test_the_built_functions_work_with_the_oldest_sdk_allowed(
     built_stack: BuiltStack, built_runs: dict[str, Run], floor_sdk: Any
 ):

@@ -1,8 +1,8 @@
 """An OpenSearch domain that refuses the function's role (403, what fine-grained access control
-answers an unmapped IAM role) is an outage of the index, not a crash: a write never asks
-OpenSearch and succeeds; a search answers 503; the stream indexer marks each change it cannot
-index for repair and fails it, so the stream retries; each refusal is logged once with its cause; the cleanup
-job repairs the index once OpenSearch answers again."""
+answers an unmapped IAM role) is an outage of the index, not a crash: a write succeeds (its
+``similar`` search is refused, logged once, and lists nothing); a search answers 503; the stream
+indexer marks each change it cannot index for repair and fails it, so the stream retries; each
+refusal is logged once with its cause; the cleanup job repairs the index once OpenSearch answers again."""
 
 from __future__ import annotations
 
@@ -33,13 +33,16 @@ def mentions_the_refusal(record: Any) -> bool:
     return "403" in record
 
 
-def test_a_write_while_the_index_refuses_succeeds_without_asking_it(built_runs: dict[str, Run]):
+def test_a_write_while_the_index_refuses_succeeds_and_only_its_similar_is_lost(built_runs: dict[str, Run]):
     run = built_runs["write-403"]
 
     assert run.status("add_refused") == 200
     assert run.body("add_refused")["memory"]["content"] == OUTAGE_CONTENT
-    assert run.opensearch == []
-    assert [r for r in log_records(run) if mentions_the_refusal(r)] == []
+    assert run.body("add_refused")["similar"] == []
+    # one request, the similar search (refused), never an index write; the refusal logged once
+    assert [(c.method, c.path.split("/")[-1]) for c in run.opensearch] == [("POST", "_search")]
+    records = [r for r in log_records(run) if mentions_the_refusal(r)]
+    assert [r["message"] for r in records] == ["similar skipped: the index is unavailable; the memory is stored"]
 
 
 def test_the_indexer_marks_what_the_index_refused_for_repair_and_fails_the_batch(
@@ -87,7 +90,8 @@ def test_an_mcp_write_while_the_index_refuses_succeeds_too(built_runs: dict[str,
     result = json.loads(run.response("mcp_add_refused")["body"])["result"]
 
     assert result["isError"] is False
-    assert run.opensearch == []
+    assert result["structuredContent"]["similar"] == []
+    assert [(c.method, c.path.split("/")[-1]) for c in run.opensearch] == [("POST", "_search")]
 
 
 def test_the_cleanup_job_repairs_what_was_written_while_the_index_refused(built_runs: dict[str, Run]):

@@ -256,12 +256,16 @@ def test_claim_items_never_reach_the_index(own_stack, backend, stream_backend):
     tenant.call("memory_delete", id=b)  # its claim is released
     c = tenant.call("memory_add", content="claimed alpha two", allow_duplicate=True).memory.id
     event = stream_event(own_stack, tenant.workspace_id)
-    claims = [r for r in event["Records"] if r["dynamodb"]["Keys"]["sk"]["S"].startswith("CLAIM#")]
+    keys = [str(r["dynamodb"]["Keys"]["sk"]["S"]) for r in event["Records"]]
+    claims = [r for r, sk in zip(event["Records"], keys, strict=True) if sk.startswith("CLAIM#")]
     assert {r["eventName"] for r in claims} == {"INSERT", "REMOVE"}  # the stream does carry them
+    # (and the version the update kept: a VER# item, never indexed either)
+    memories = [r for r, sk in zip(event["Records"], keys, strict=True) if sk.startswith("MEM#")]
+    assert any(sk.startswith("VER#") for sk in keys)
 
     # Then the event source mapping's filter drops them and passes every memory's record
-    assert not any(_passes_stream_filter(r) for r in claims)
-    assert all(_passes_stream_filter(r) for r in event["Records"] if r not in claims)
+    assert not any(_passes_stream_filter(r) for r in event["Records"] if r not in memories)
+    assert all(_passes_stream_filter(r) for r in memories) and memories
 
     # and the indexer, handed them anyway, indexes memories only: no failure, no claim document
     assert invoke_indexer(event) == {"batchItemFailures": []}

@@ -10,14 +10,18 @@ with the local transformer a memory's vector is made after the answer, so the ne
 yet; on labelled pairs the static model's cosine did worse than the words, and its mean with them
 only a little better than this share, for a second model and its vectors on every add
 (bench/similar.py: bench/results/similar.md, with the cost on memory_add). The same on both
-backends: the index's ``any`` query and a function of the two contents.
+backends: the index's ``any`` query and a function of the two contents. Best effort: the memory
+is stored before the index is asked, so an index that cannot answer (OpenSearch down or refusing
+the function) costs the add nothing and lists nothing.
 """
 
 from __future__ import annotations
 
 from mnemo import text
+from mnemo.errors import IndexUnavailable
 from mnemo.models.records import MemoryRecord
 from mnemo.models.tools import SimilarMemory
+from mnemo.observability import logger
 from mnemo.ports import IndexQuery
 from mnemo.service.context import CallContext
 
@@ -51,7 +55,12 @@ def near(ctx: CallContext, record: MemoryRecord) -> list[SimilarMemory]:
     terms = text.query_terms(record.content)
     if not terms:
         return []
-    hits = ctx.ports.index.search(IndexQuery(ctx.scope, terms, "any", ctx.memory_filter(), CANDIDATES + 1))
+    try:
+        hits = ctx.ports.index.search(IndexQuery(ctx.scope, terms, "any", ctx.memory_filter(), CANDIDATES + 1))
+    except IndexUnavailable as exc:
+        # the memory stands (it is stored, and the stream or cleanup indexes it): only the hint is lost
+        logger.warning("similar skipped: the index is unavailable; the memory is stored", extra={"cause": exc.cause})
+        return []
     # the new memory's stems: those of its query terms (its first MAX_QUERY_TERMS distinct ones)
     stem_of = {term.text: term.stem for term in terms}
     new = frozenset(stem_of.values())
