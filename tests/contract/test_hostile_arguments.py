@@ -133,6 +133,22 @@ def test_malformed_fields_are_invalid_and_write_nothing(tenant, arguments):
 
 
 @pytest.mark.parametrize(
+    ("arguments", "loc"),
+    [
+        ({"content": "x", "kind": "k" * 65}, ["kind"]),
+        ({"content": "x", "kind": 5}, ["kind"]),
+        ({"content": "x", "session": "s" * 129}, ["session"]),
+        ({"content": "x", "tags": ["t" * 65]}, ["tags", 0]),
+    ],
+    ids=["long kind", "kind a number", "long session", "long tag"],
+)
+def test_an_optional_fields_refusal_names_the_field_alone(tenant, arguments, loc):
+    """The details name the field the caller sent (what the console shows), never a union branch's tag."""
+    error = rejected(tenant, InvalidRequest, "memory_add", arguments)
+    assert [d["loc"] for d in error.details] == [loc]
+
+
+@pytest.mark.parametrize(
     "pattern",
     ["acme/100\\%", "acme/a\\_b", "acme/a_b", "ACME/%", "back\\\\slash", "%\\", "\\", "%%%", "_%_"],
 )

@@ -40,13 +40,37 @@ class Invocation:
 
 def validation_error(exc: ValidationError) -> InvalidRequest | ContentTooLarge:
     """A pydantic error as docs/contract.md §4: 413 when the content is too large, else 400, with details."""
-    details = [
-        {"loc": list(err["loc"]), "type": err["type"], "msg": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False, include_context=False)
-    ]
+    details = _without_null_branches(
+        [
+            {"loc": list(err["loc"]), "type": err["type"], "msg": err["msg"]}
+            for err in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
+    )
     if any(d["type"] == "content_too_large" for d in details):
         return ContentTooLarge("content is over 4096 bytes of UTF-8", details=details)
     return InvalidRequest("invalid arguments", details=details)
+
+
+def _without_null_branches(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An optional field's error as the field's own: ``kind: …``, not ``kind.constrained-str: …`` and ``kind.none: …``.
+
+    A field typed ``X | SkipJsonSchema[None]`` is a union to pydantic, which reports every branch under the
+    branch's tag; the caller passed a value, so the null branch's refusal says nothing and the other
+    branch's tag is noise.
+    """
+    nullable = {
+        tuple(d["loc"][:-1])
+        for d in details
+        if d["type"] == "none_required" and d["loc"] and d["loc"][-1] == "none"
+    }
+    out = []
+    for d in details:
+        parent = next((p for p in nullable if tuple(d["loc"][: len(p)]) == p and len(d["loc"]) > len(p)), None)
+        if parent is None:
+            out.append(d)
+        elif d["loc"][len(parent)] != "none":
+            out.append({**d, "loc": [*parent, *d["loc"][len(parent) + 1 :]]})
+    return out
 
 
 def validate(model: type[BaseModel], arguments: Mapping[str, Any] | Any) -> Any:
