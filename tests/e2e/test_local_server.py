@@ -37,8 +37,8 @@ def test_the_readme_tour(server):
         },
     )
     assert status == 200, added
-    assert set(added) == {"project", "memory", "deduplicated"}
-    assert added["deduplicated"] is False
+    assert set(added) == {"project", "memory", "deduplicated", "similar"}
+    assert added["deduplicated"] is False and added["similar"] == []
     assert set(added["project"]) == {"id", "slug"}
     assert {"id", "kind", "content", "tags", "source", "created_at", "updated_at"} <= set(added["memory"])
     assert "RateLimit" in headers
