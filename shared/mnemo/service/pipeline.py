@@ -59,9 +59,7 @@ def _without_null_branches(details: list[dict[str, Any]]) -> list[dict[str, Any]
     branch's tag is noise.
     """
     nullable = {
-        tuple(d["loc"][:-1])
-        for d in details
-        if d["type"] == "none_required" and d["loc"] and d["loc"][-1] == "none"
+        tuple(d["loc"][:-1]) for d in details if d["type"] == "none_required" and d["loc"] and d["loc"][-1] == "none"
     }
     out = []
     for d in details:
