@@ -30,6 +30,8 @@ from pathlib import Path
 
 from tests.support.server import start_server, stop_server
 
+#: what `mnemo hook <event>` imports before it reads stdin
+HOOK_IMPORTS = "from mnemo.local.cli import main; import mnemo.local.cli.hook, mnemo.hook.events"
 OUT = Path(__file__).resolve().parent / "results" / "hook_cost.json"
 MNEMO = Path(sys.executable).parent / "mnemo"
 TARGET_MS = {"SessionStart": 300, "UserPromptSubmit": 150, "PreCompact": 100, "Stop": 100}
@@ -58,7 +60,7 @@ def _post(url: str, key: str, path: str, body: dict) -> None:
 def import_ms() -> float:
     """The hook's own imports, cumulative, in ms (``-X importtime``: top-level entries only)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "from mnemo.local.cli import main; import mnemo.local.cli.hook"],
+        [sys.executable, "-X", "importtime", "-c", HOOK_IMPORTS],
         capture_output=True,
         text=True,
         check=True,

@@ -3,7 +3,7 @@
 The hook asks ``recall`` in ``semantic`` mode, whose score is the cosine of the prompt's and the
 memory's vectors (the server's embedder: ``MNEMO_EMBEDDER``, by default ``auto``, i.e. ``minilm``
 where its extra is installed), and injects only results at or above
-``MIN_SIMILARITY`` (``mnemo.local.cli.hook``). Measured here on the quality set's corpus
+``MIN_SIMILARITY`` (``mnemo.hook.events``). Measured here on the quality set's corpus
 (``bench/data/quality.json``, 2,760 memories):
 
 * **related** -- each ``paraphrase`` query (a question in other words than its one memory) against
@@ -93,7 +93,7 @@ def main() -> int:
         pv = embed_query(embedder, prompt)
         unrelated.append(max(cosine(pv, v) for v in vectors.values()))
 
-    from mnemo.local.cli.hook import MIN_SIMILARITY
+    from mnemo.hook.events import MIN_SIMILARITY
 
     thresholds = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
     env = "MNEMO_EMBEDDER=static " if os.environ.get("MNEMO_EMBEDDER") == "static" else ""

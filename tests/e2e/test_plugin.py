@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mnemo.local.cli.hook import DEADLINE_S, EVENTS
+from mnemo.hook.events import DEADLINE_S, EVENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = ROOT / "tests" / "clients" / "node_modules" / ".bin" / "claude"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mnemo.local.cli import hook
+from mnemo.hook import events as hook
 
 
 def git_repo(root: Path, remotes: dict[str, str]) -> Path:
@@ -78,10 +78,11 @@ def test_a_prompt_hook_without_a_key_says_so_and_injects_nothing():
 
 def test_the_hook_imports_nothing_but_the_standard_library():
     probe = (
-        "import sys; from mnemo.local.cli import main; import mnemo.local.cli.hook, http.client; "
+        "import sys; from mnemo.local.cli import main; import mnemo.local.cli.hook, mnemo.hook.events, http.client; "
         "print(sorted(m.split('.')[0] for m in sys.modules if m.split('.')[0] in "
         "{'pydantic', 'aws_lambda_powertools', 'boto3', 'mnemo_heavy', 'argparse'} or m.startswith('mnemo.') "
-        "and m not in {'mnemo.local', 'mnemo.local.cli', 'mnemo.local.cli.hook', 'mnemo.clientconfig'}))"
+        "and m not in {'mnemo.local', 'mnemo.local.cli', 'mnemo.local.cli.hook', 'mnemo.clientconfig'} "
+        "and not m.startswith('mnemo.hook')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 

@@ -45,6 +45,7 @@ ONLY: dict[str, tuple[str, ...]] = {
     "mnemo.like": (),
     "mnemo.ids": (),
     "mnemo.config": ("mnemo.clientconfig",),
+    "mnemo.hook": ("mnemo.hook", "mnemo.clientconfig"),  # Claude Code's hook client: stdlib + its settings
     "mnemo.clientconfig": (),  # the hook's settings, read on every prompt: the standard library only
     "mnemo.observability": (),
     "mnemo.coldstart": (),  # imported first by every handler: the standard library only

@@ -183,7 +183,7 @@ TeamId = Annotated[
         description="A team id: only keys of that team (and admin keys) see its memories.",
     ),
 ]
-#: the characters of a session id (shared with the hook, mnemo.local.cli.hook.SESSION_CHARS)
+#: the characters of a session id (shared with the hook, mnemo.hook.events.SESSION_CHARS)
 SESSION_CHARS = "A-Za-z0-9_.:@/+=#-"
 #: the longest session id (a UUID is 36 characters; a host's conversation id fits with room to spare)
 MAX_SESSION = 128

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     pass
 
+from mnemo.hook.events import EVENTS as HOOK_EVENTS
 from mnemo.importers import SOURCES
 from mnemo.local.cli.admin import (
     cmd_key_create,
@@ -25,7 +26,6 @@ from mnemo.local.cli.admin import (
     cmd_workspace_create,
     cmd_workspace_list,
 )
-from mnemo.local.cli.hook import EVENTS as HOOK_EVENTS
 from mnemo.local.cli.hook import main as hook_main
 from mnemo.local.cli.mcp import cmd_mcp
 from mnemo.local.cli.moving import cmd_import_from
