@@ -10,15 +10,13 @@ from datetime import datetime
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from mnemo.gcra import RateDecision as RateDecision  # defined beside the algorithm that decides it
+from mnemo.models.records import MAX_HISTORY_BYTES as MAX_HISTORY_BYTES  # bounds of a record's history
+from mnemo.models.records import MAX_VERSIONS as MAX_VERSIONS
 from mnemo.models.records import ApiKey, MemoryRecord, Principal, Project, RateLimits, Workspace
 from mnemo.text import QueryTerm
 
 #: ``MemoryStore.neighbours``' most neighbours on each side of an anchor
 MAX_NEIGHBOURS = 2
-#: a memory's history keeps at most this many earlier versions, and at most this many bytes of
-#: their contents (UTF-8); the oldest go first, and are counted (``MemoryStore.history``)
-MAX_VERSIONS = 50
-MAX_HISTORY_BYTES = 64 * 1024
 
 
 def kept_versions(sizes: Iterable[int]) -> int:
@@ -219,10 +217,11 @@ class MemoryStore(Protocol):
         every version of its history (forgetting means forgetting)."""
         ...
 
-    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None) -> None:
+    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None, dropped: int = 0) -> None:
         """Keep ``previous``, the stored version a write is about to replace, in the memory's
         history (until ``expires_at``, the memory's expiry after the write), then drop the oldest
-        versions beyond :data:`MAX_VERSIONS` or :data:`MAX_HISTORY_BYTES`, counting them. Called
+        versions beyond :data:`MAX_VERSIONS` or :data:`MAX_HISTORY_BYTES`, counting them (plus
+        ``dropped``: versions an import's source had dropped already). Called
         before the write: a write that then fails leaves a kept version at the stored version,
         which ``history`` never shows (SQLite: inside the write's unit of work, undone with it)."""
         ...

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import timedelta
 
 import pytest
-from mnemo.errors import Conflict, InvalidRequest, NotFound
+from mnemo.errors import Conflict, InvalidRequest, NotFound, SecretDetected
+from mnemo.models.admin import ExportedMemory
 from mnemo.models.common import utc_now
 from mnemo.ports import Scope, VersionConflict
 from mnemo.service import tenancy, transfer
+from pydantic import ValidationError
 
 from tests.contract.conftest import new_tenant
 
@@ -174,3 +177,112 @@ def test_export_of_an_unknown_project_is_not_found(svc, tenant):
 
     with pytest.raises(NotFound):
         tenancy.project(svc.ports, tenant.workspace_id, other.project.id)
+
+
+def _as_lines(ports, project):
+    """The project as `mnemo export` writes it: one JSON line per memory, history included."""
+    records = transfer.export_project(ports, project)
+    return [
+        ExportedMemory.of(e.record, e.versions, e.dropped).model_dump_json()
+        for e in transfer.with_history(ports, records)
+    ]
+
+
+def _from_lines(lines):
+    parsed = [ExportedMemory.model_validate_json(line) for line in lines]
+    return [transfer.Entry(p.record(), tuple(p.versions()), p.history_dropped) for p in parsed]
+
+
+def _told(tenant, memory_id, project):
+    history = tenant.call("memory_history", id=memory_id, project=project)
+    return history.memory, history.versions, history.dropped, history.supersedes, history.superseded_by
+
+
+def test_an_export_file_carries_history_and_supersession_marks_losslessly(tenant, monkeypatch):
+    monkeypatch.setattr("mnemo.ports.MAX_VERSIONS", 3)  # five updates: two versions dropped, counted
+    old = tenant.call("memory_add", content="deploys happen on Fridays", kind="decision").memory
+    for n in range(2, 7):
+        tenant.call("memory_update", id=old.id, content=f"deploys happen on Fridays, draft {n}", tags=[f"d{n}"])
+    new = tenant.call("memory_add", content="deploys moved to Tuesdays", supersedes=[old.id]).memory
+    plain = tenant.call("memory_add", content="the staging database is postgres 16").memory
+    ports = tenant.svc.ports
+    lines = _as_lines(ports, tenant.project)
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
+
+    transfer.import_records(ports, copy, lambda: _from_lines(lines))
+
+    for memory_id in (old.id, new.id, plain.id):
+        assert _told(tenant, memory_id, "copy") == _told(tenant, memory_id, "default")
+    memory, versions, dropped, _, chain = _told(tenant, old.id, "copy")
+    assert (memory.version, [v.version for v in versions], dropped, chain) == (7, [6, 5, 4], 3, [new.id])
+    assert memory.superseded_by == new.id and memory.superseded_at is not None
+    assert [m.id for m in tenant.call("memory_search", q="deploys", project="copy").memories] == [new.id]
+    assert _as_lines(ports, copy) == [line.replace(tenant.project.id, copy.id) for line in lines]
+
+
+def test_a_secret_in_a_kept_version_refuses_the_whole_import(tenant):
+    ports = tenant.svc.ports
+    memory = tenant.call("memory_add", content="the deploy token lives in the vault").memory
+    tenant.call("memory_update", id=memory.id, content="the deploy token lives in the vault, rotated monthly")
+    entry = next(transfer.with_history(ports, transfer.export_project(ports, tenant.project)))
+    leaked = entry.versions[0].model_copy(update={"content": "token: ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2})
+    copy = tenancy.create_project(ports, tenant.workspace_id, "copy")
+
+    with pytest.raises(SecretDetected, match="version 1"):
+        transfer.import_records(ports, copy, lambda: [transfer.Entry(entry.record, (leaked,))])
+    assert tenant.call("memory_search", q="", project="copy").memories == []
+
+
+@pytest.mark.parametrize(
+    ("history", "dropped"),
+    [([3], 0), ([1, 2], 0), ([2, 2], 0), ([], 4)],
+    ids=["not older", "oldest first", "twice", "dropped without history"],
+)
+def test_an_export_line_with_an_impossible_history_is_refused(tenant, history, dropped):
+    tenant.call("memory_update", id=(m := tenant.call("memory_add", content="three versions").memory).id, tags=["a"])
+    tenant.call("memory_update", id=m.id, tags=["b"])
+    line = json.loads(_as_lines(tenant.svc.ports, tenant.project)[0])
+    kept = {v["version"]: v for v in line["history"]}
+    line["history"] = [{**kept.get(n, kept[1]), "version": n} for n in history]
+    line["history_dropped"] = dropped
+
+    with pytest.raises(ValidationError, match="history"):
+        ExportedMemory.model_validate(line)
+
+
+def test_the_admin_export_carries_history_and_marks(tenant):
+    old = tenant.call("memory_add", content="lunch is at noon").memory
+    tenant.call("memory_update", id=old.id, content="lunch is at half past twelve")
+    new = tenant.call("memory_add", content="lunch moved to one", supersedes=[old.id]).memory
+
+    page = tenant.svc.invoke("admin_project_export", tenant.admin, {"project": "default"}).result
+
+    assert [m.model_dump_json() for m in page.memories] == _as_lines(tenant.svc.ports, tenant.project)
+    first = page.memories[0]
+    assert (first.id, first.superseded_by, [v.content for v in first.history]) == (
+        old.id,
+        new.id,
+        ["lunch is at half past twelve", "lunch is at noon"],
+    )
+
+
+def test_the_admin_export_cuts_a_page_of_big_histories_at_a_memory(tenant, monkeypatch):
+    monkeypatch.setattr("mnemo.service.admin.EXPORT_PAGE_BYTES", 2000)
+    ids = []
+    for n in range(4):
+        memory = tenant.call("memory_add", content=f"note {n} " + "x" * 600).memory
+        tenant.call("memory_update", id=memory.id, content=f"note {n} " + "y" * 600)
+        ids.append(memory.id)
+
+    seen, cursor, pages = [], None, 0
+    while True:
+        arguments = {"project": "default", **({"cursor": cursor} if cursor else {})}
+        page = tenant.svc.invoke("admin_project_export", tenant.admin, arguments).result
+        seen += [m.id for m in page.memories]
+        pages += 1
+        assert page.memories and len(page.memories) < 4
+        cursor = page.cursor
+        if cursor is None:
+            break
+
+    assert seen == sorted(ids) and pages >= 2

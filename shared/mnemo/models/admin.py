@@ -5,9 +5,10 @@ in :class:`CreatedKey`, and is never stored."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
-from pydantic import AfterValidator, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, ConfigDict, Field, StrictBool, model_validator
 
 from mnemo.models.common import (
     Content,
@@ -25,8 +26,17 @@ from mnemo.models.common import (
     Timestamp,
     _no_controls,
 )
-from mnemo.models.records import ApiKey, MemoryRecord, Principal, PrincipalKind, Project, RateLimits, Workspace
-from mnemo.models.tools import ProjectRef
+from mnemo.models.records import (
+    MAX_VERSIONS,
+    ApiKey,
+    MemoryRecord,
+    Principal,
+    PrincipalKind,
+    Project,
+    RateLimits,
+    Workspace,
+)
+from mnemo.models.tools import MAX_SUPERSEDES, ProjectRef
 
 Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
 
@@ -259,15 +269,19 @@ class WorkspaceInfo(Model):
 # ---- export / import ------------------------------------------------------------------------
 
 
-class ExportedMemory(Model):
-    """One line of an export file: a stored record with every field, checked on import as
-    strictly as a new memory (unknown fields are an error, so nothing is dropped silently)."""
+def _is_empty(value: object) -> bool:
+    return not value
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+class _ExportedFields(Model):
+    """What a memory and each of its kept versions hold besides the memory's id and home."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: MemoryId
-    workspace_id: Annotated[str, Field(min_length=1, max_length=64)]
-    project_id: Annotated[str, Field(min_length=1, max_length=64)]
     content: Content
     kind: Kind | None = None
     tags: Tags = Field(default_factory=list)
@@ -279,9 +293,62 @@ class ExportedMemory(Model):
     version: Annotated[int, Field(ge=1)]
     created_at: Timestamp
     updated_at: Timestamp
+    #: a memory gathers ``supersedes`` over its updates, so the bound is the store's, not one call's
+    supersedes: Annotated[list[MemoryId], Field(max_length=MAX_VERSIONS * MAX_SUPERSEDES)] = Field(
+        default_factory=list, exclude_if=_is_empty
+    )
+    superseded_by: MemoryId | None = Field(default=None, exclude_if=_is_none)
+    superseded_at: Timestamp | None = Field(default=None, exclude_if=_is_none)
+
+
+class ExportedVersion(_ExportedFields):
+    """One kept earlier version of an exported memory."""
+
+
+class ExportedMemory(_ExportedFields):
+    """One line of an export file: a stored record with every field, its supersession marks and its
+    kept versions (``history``, newest first, and ``history_dropped``, how many older ones were
+    dropped), checked on import as strictly as a new memory (unknown fields are an error, so
+    nothing is dropped silently)."""
+
+    id: MemoryId
+    workspace_id: Annotated[str, Field(min_length=1, max_length=64)]
+    project_id: Annotated[str, Field(min_length=1, max_length=64)]
+    history: Annotated[list[ExportedVersion], Field(max_length=MAX_VERSIONS)] = Field(
+        default_factory=list, exclude_if=_is_empty
+    )
+    history_dropped: Annotated[int, Field(ge=0)] = Field(default=0, exclude_if=_is_empty)
+
+    @model_validator(mode="after")
+    def _versions_precede(self) -> ExportedMemory:
+        numbers = [v.version for v in self.history]
+        if any(n >= self.version for n in numbers) or numbers != sorted(set(numbers), reverse=True):
+            raise ValueError("history: versions must be older than the memory's, newest first, each once")
+        if self.history_dropped and not self.history:
+            raise ValueError("history_dropped: counts versions dropped from a history, and history is empty")
+        return self
+
+    @classmethod
+    def of(cls, record: MemoryRecord, versions: Sequence[MemoryRecord] = (), dropped: int = 0) -> ExportedMemory:
+        return cls.model_validate(
+            {
+                **record.model_dump(),
+                "history": [v.model_dump(exclude=_HOME) for v in versions],
+                "history_dropped": dropped,
+            }
+        )
 
     def record(self) -> MemoryRecord:
-        return MemoryRecord.model_validate(self.model_dump())
+        return MemoryRecord.model_validate(self.model_dump(exclude={"history", "history_dropped"}))
+
+    def versions(self) -> list[MemoryRecord]:
+        """The kept versions as records of the memory's id and home, newest first."""
+        home = {"id": self.id, "workspace_id": self.workspace_id, "project_id": self.project_id}
+        return [MemoryRecord.model_validate({**v.model_dump(), **home}) for v in self.history]
+
+
+#: what a version shares with its memory, so an export line does not repeat it
+_HOME = {"id", "workspace_id", "project_id"}
 
 
 class ExportArgs(_Args):

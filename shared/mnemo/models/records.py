@@ -12,6 +12,11 @@ from pydantic import ConfigDict, Field, SkipValidation
 
 from mnemo.models.common import Model, Timestamp
 
+#: a memory's history keeps at most this many earlier versions, and at most this many bytes of
+#: their contents (UTF-8); the oldest go first, and are counted (``MemoryStore.history``)
+MAX_VERSIONS = 50
+MAX_HISTORY_BYTES = 64 * 1024
+
 
 def _is_none(value: object) -> bool:
     return value is None

@@ -106,15 +106,27 @@ def set_privacy(ctx: CallContext, args: m.PrivacyArgs) -> m.PrivacyInfo:
     return m.PrivacyInfo(workspace_id=ws.id, secret_check=ws.secret_check)
 
 
+#: a page of the admin export stops growing past this many bytes of lines
+EXPORT_PAGE_BYTES = 4 << 20
+
+
 def export_page(ctx: CallContext, args: m.ExportArgs) -> m.ExportPage:
-    """One page of a project's memories, each as a line of ``mnemo export`` would hold it."""
+    """One page of a project's memories, each as a line of ``mnemo export`` would hold it. A page
+    ends early, its cursor at its last memory, once its lines pass :data:`EXPORT_PAGE_BYTES`
+    (histories make lines of up to ~100 KB, and a Lambda answer holds 6 MB)."""
     project = tenancy.project(ctx.ports, ctx.caller.workspace_id, args.project)
     page = transfer.export_page(ctx.ports, project, cursor=args.cursor, limit=args.limit, now=ctx.now)
-    return m.ExportPage(
-        project=ProjectRef(id=project.id, slug=project.slug),
-        memories=[m.ExportedMemory.model_validate(record.model_dump()) for record in page.items],
-        cursor=page.cursor,
-    )
+    memories: list[m.ExportedMemory] = []
+    size = 0
+    cursor = page.cursor
+    for n, entry in enumerate(transfer.with_history(ctx.ports, page.items)):
+        if size > EXPORT_PAGE_BYTES:
+            cursor = page.items[n - 1].id
+            break
+        line = m.ExportedMemory.of(entry.record, entry.versions, entry.dropped)
+        memories.append(line)
+        size += len(line.model_dump_json())
+    return m.ExportPage(project=ProjectRef(id=project.id, slug=project.slug), memories=memories, cursor=cursor)
 
 
 def whoami(ctx: CallContext, _: None) -> m.WhoAmI:

@@ -1,6 +1,6 @@
-"""Export and import of a project's memories: a lossless copy keeping ids, versions and
-timestamps (docs/contract.md §6 CLI). The CLI turns records into JSON lines and back; this module decides
-what may be imported where.
+"""Export and import of a project's memories: a lossless copy keeping ids, versions, timestamps,
+supersession marks and each memory's kept history (docs/contract.md §6 CLI). The CLI turns
+records into JSON lines and back; this module decides what may be imported where.
 
 Import checks everything before it writes anything: every line must be a valid record, no id
 may appear twice, the records must come from the target's workspace (unless the operator says
@@ -19,7 +19,7 @@ from mnemo.errors import Conflict, InvalidRequest
 from mnemo.importers import Item as ImportItem
 from mnemo.models.common import utc_now
 from mnemo.models.records import MemoryRecord, Project
-from mnemo.ports import Embedder, Page, Ports, Scope, VersionConflict
+from mnemo.ports import MAX_VERSIONS, Embedder, Page, Ports, Scope, VersionConflict
 from mnemo.service import privacy
 from mnemo.service.vectors import needs_embedding, with_embedding
 
@@ -58,6 +58,32 @@ def export_page(
     return Page(kept, page.cursor)
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One memory of an export: the record, its kept earlier versions newest first (records of
+    the memory's id and home), and how many older versions its history had dropped."""
+
+    record: MemoryRecord
+    versions: tuple[MemoryRecord, ...] = ()
+    dropped: int = 0
+
+
+def with_history(ports: Ports, records: Iterable[MemoryRecord]) -> Iterator[Entry]:
+    """Each record with its history: a read per record changed since its creation (``version``
+    above 1; a first version has none), none for the others."""
+    for record in records:
+        if record.version == 1:
+            yield Entry(record)
+            continue
+        scope = Scope(record.workspace_id, record.project_id)
+        versions, dropped = ports.store.history(scope, record.id, below=record.version, limit=MAX_VERSIONS)
+        yield Entry(record, tuple(versions), dropped)
+
+
+def _entry(item: MemoryRecord | Entry) -> Entry:
+    return item if isinstance(item, Entry) else Entry(item)
+
+
 @dataclass
 class ImportReport:
     project: Project
@@ -68,7 +94,7 @@ class ImportReport:
 def check_import(
     ports: Ports,
     target: Project,
-    records: Iterable[MemoryRecord],
+    records: Iterable[MemoryRecord | Entry],
     *,
     force_workspace: bool = False,
     on_existing: OnExisting = "fail",
@@ -81,18 +107,22 @@ def check_import(
     foreign: set[str] = set()
     existing: list[str] = []
     scope = Scope(target.workspace_id, target.id)
-    for record in records:
+    for item in records:
+        entry = _entry(item)
+        record = entry.record
         if record.id in seen:
             raise InvalidRequest(f"memory {record.id} appears twice in the input")
         seen.add(record.id)
         if record.workspace_id != target.workspace_id:
             foreign.add(record.workspace_id)
-        content = privacy.strip_private(record.content)
-        if not content:
-            raise InvalidRequest(f"memory {record.id} is empty once its <private> spans are removed")
-        if secret_check:
-            fields = [("content", content), ("kind", record.kind), ("path", record.path)]
-            privacy.refuse_secrets([*fields, *(("tags", t) for t in record.tags)], where=f"memory {record.id}: ")
+        for held in (record, *entry.versions):  # a secret is refused in a kept version too
+            where = f"memory {record.id}" + ("" if held is record else f" (version {held.version})")
+            content = privacy.strip_private(held.content)
+            if not content:
+                raise InvalidRequest(f"{where} is empty once its <private> spans are removed")
+            if secret_check:
+                fields = [("content", content), ("kind", held.kind), ("path", held.path)]
+                privacy.refuse_secrets([*fields, *(("tags", t) for t in held.tags)], where=f"{where}: ")
         if ports.store.get(scope, record.id) is not None:
             existing.append(record.id)
     if foreign and not force_workspace:
@@ -112,30 +142,29 @@ def check_import(
 def import_records(
     ports: Ports,
     target: Project,
-    source: Callable[[], Iterable[MemoryRecord]],
+    source: Callable[[], Iterable[MemoryRecord | Entry]],
     *,
     force_workspace: bool = False,
     on_existing: OnExisting = "fail",
     embedder: Embedder | None = None,
 ) -> ImportReport:
     """Check the whole input (``source()``), then write each record as it is into ``target``
-    (with a vector of ``embedder``: an export carries none; the index follows the store). ``source``
-    is called twice, so the input is read once to check, once to write."""
+    (with a vector of ``embedder``: an export carries none; the index follows the store), and its
+    kept versions into its history. ``source`` is called twice, so the input is read once to
+    check, once to write."""
     skip = set(check_import(ports, target, source(), force_workspace=force_workspace, on_existing=on_existing))
     report = ImportReport(target)
-    for record in source():
+    for item in source():
+        entry = _entry(item)
+        record = entry.record
         if record.id in skip:
             report.skipped.append(record.id)
             continue
-        moved = record.model_copy(
-            update={
-                "workspace_id": target.workspace_id,
-                "project_id": target.id,
-                "content": privacy.strip_private(record.content),
-            }
-        )
+        home = {"workspace_id": target.workspace_id, "project_id": target.id}
+        moved = record.model_copy(update={**home, "content": privacy.strip_private(record.content)})
+        versions = [v.model_copy(update={**home, "content": privacy.strip_private(v.content)}) for v in entry.versions]
         try:
-            restore(ports, moved, embedder)
+            restore(ports, moved, embedder, versions=versions, dropped=entry.dropped)
         except VersionConflict:
             if on_existing == "skip":  # written meanwhile by someone else
                 report.skipped.append(record.id)
@@ -148,15 +177,26 @@ def import_records(
     return report
 
 
-def restore(ports: Ports, record: MemoryRecord, embedder: Embedder | None = None) -> None:
+def restore(
+    ports: Ports,
+    record: MemoryRecord,
+    embedder: Embedder | None = None,
+    *,
+    versions: Iterable[MemoryRecord] = (),
+    dropped: int = 0,
+) -> None:
     """Store a record exactly as it is (VersionConflict when its id exists in its project), with
     a vector of ``embedder``; the index follows the store, as for any write. When the embedder
-    fails the record is marked for repair (cleanup embeds it)."""
+    fails the record is marked for repair (cleanup embeds it). Then its history: ``versions``
+    (newest first) kept oldest first, ``dropped`` counted with the first — after the record, so
+    a conflict adds nothing to another memory's history (SQLite: all in one transaction)."""
     record = with_embedding(embedder, record)
     with ports.store.unit_of_work():
         ports.store.create(record)
         if needs_embedding(embedder, record):
             ports.store.mark_for_repair(record)
+        for n, version in enumerate(reversed(list(versions))):
+            ports.store.keep_version(version, expires_at=record.expires_at, dropped=dropped if n == 0 else 0)
 
 
 @dataclass

@@ -429,7 +429,7 @@ class DynamoMemoryStore:
         """Every ``VER#`` item of the memory: one ``Query`` (and a ``BatchWriteItem`` per 25 found)."""
         self._delete_items(self._version_items(scope, memory_id, "pk, sk, #b, #t"))
 
-    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None) -> None:
+    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None, dropped: int = 0) -> None:
         """A ``VER#<id>#<version>`` item beside the memory (the record as JSON, its content's bytes,
         the memory's TTL): never a ``MEM#`` item, so no stream filter, index, listing or export
         sees it. Then the bound: the memory's ``VER#`` items read (one ``Query`` of keys and sizes),
@@ -452,11 +452,12 @@ class DynamoMemoryStore:
         gone = versions[kept_versions(int(i["bytes"]["N"]) for i in versions) :]
         if gone:
             self._delete_items(gone)
+        if gone or dropped:
             update: dict[str, Any] = {
                 "TableName": self.table,
                 "Key": {"pk": pk, "sk": {"S": f"VER#{previous.id}#dropped"}},
                 "UpdateExpression": "ADD dropped :n",
-                "ExpressionAttributeValues": {":n": {"N": str(len(gone))}},
+                "ExpressionAttributeValues": {":n": {"N": str(len(gone) + dropped)}},
             }
             if ttl is not None:
                 update["UpdateExpression"] += " SET #t = :ttl"

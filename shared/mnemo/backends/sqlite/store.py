@@ -173,7 +173,7 @@ class SqliteMemoryStore:
                     f"DELETE FROM {table} WHERE project_id = ? AND memory_id = ?", (scope.project_id, memory_id)
                 )
 
-    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None) -> None:
+    def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None, dropped: int = 0) -> None:
         """(SQLite keeps no expiry per version: the memory's delete, its expiry's too, erases them.)"""
         with self.db.write() as conn:
             key = (previous.project_id, previous.id)
@@ -193,10 +193,11 @@ class SqliteMemoryStore:
                     "DELETE FROM memory_versions WHERE project_id = ? AND memory_id = ? AND version = ?",
                     [(*key, version) for version in gone],
                 )
+            if gone or dropped:
                 conn.execute(
                     "INSERT INTO memory_versions_dropped (project_id, memory_id, dropped) VALUES (?,?,?)"
                     " ON CONFLICT (project_id, memory_id) DO UPDATE SET dropped = dropped + excluded.dropped",
-                    (*key, len(gone)),
+                    (*key, len(gone) + dropped),
                 )
 
     def history(self, scope: Scope, memory_id: str, *, below: int, limit: int) -> tuple[list[MemoryRecord], int]:

@@ -43,9 +43,12 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
         from mnemo.local.cli.output import UsageError
 
         raise UsageError("DIR goes with --format markdown (JSON lines: --output FILE)")
+    from mnemo.models.admin import ExportedMemory
+
     with _open_output(args.output) as out:
-        for record in transfer.export_project(svc.ports, project, include_expired=args.include_expired):
-            out.write(record.model_dump_json() + "\n")
+        records = transfer.export_project(svc.ports, project, include_expired=args.include_expired)
+        for entry in transfer.with_history(svc.ports, records):
+            out.write(ExportedMemory.of(entry.record, entry.versions, entry.dropped).model_dump_json() + "\n")
             count += 1
     summary = {"exported": count, "project": {"id": project.id, "slug": project.slug}}
     if console.as_json:
@@ -97,9 +100,11 @@ def _parse_line(line: str, number: int) -> Any:
 
     from mnemo.errors import InvalidRequest
     from mnemo.models.admin import ExportedMemory
+    from mnemo.service.transfer import Entry
 
     try:
-        return ExportedMemory.model_validate_json(line).record()
+        exported = ExportedMemory.model_validate_json(line)
+        return Entry(exported.record(), tuple(exported.versions()), exported.history_dropped)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "line"
