@@ -166,3 +166,25 @@ def test_a_damaged_or_far_behind_saved_graph_costs_a_build_never_an_answer(proje
     # Then the next process builds afresh rather than patching that much into the old graph
     fourth = _graph_search(backend, scope)
     assert fourth.ann_source(scope.project_id) == "built"
+
+
+def test_a_filter_that_passes_few_reads_a_bounded_number_of_statements(project) -> None:
+    # Given exact search over 400 vectors, 10 of them of kind "rare", and a kind no memory has
+    backend, scope, centres = project
+    exact = VectorSearch(backend.db, ann_min=None)
+    exact.similar(_query(scope, centres[0]))  # the matrix is loaded
+    statements: list[str] = []
+    backend.db.conn().set_trace_callback(statements.append)
+    try:
+        # When the filter keeps 10 of 400, or none
+        rare = exact.similar(_query(scope, centres[0], kind="rare", limit=10, min_score=-1.0))
+        reads_rare = len(statements)
+        statements.clear()
+        none = exact.similar(_query(scope, centres[0], kind="absent", limit=10, min_score=-1.0))
+        reads_none = len(statements)
+    finally:
+        backend.db.conn().set_trace_callback(None)
+
+    # Then it finds every rare one and no other, reading a few statements, not one per slice of rows
+    assert sorted(h.record.kind for h in rare) == ["rare"] * 10 and none == []
+    assert reads_rare <= 6 and reads_none <= 6, (reads_rare, reads_none)

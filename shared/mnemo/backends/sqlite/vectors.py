@@ -116,9 +116,31 @@ class VectorSearch:
             if found is not None:
                 return found
         scores = matrix.rows[: matrix.n] @ q
+        docs = matrix.docs[: matrix.n]
         hits: list[IndexHit] = []
-        for chunk in _best_first(scores, matrix.docs[: matrix.n], query.min_score, size):
-            if _take(conn, scoped, scope, matrix.docs[chunk].tolist(), scores[chunk].tolist(), hits, query.limit):
+        first = next(_best_first(scores, docs, query.min_score, size), None)
+        if first is None or _take(conn, scoped, scope, docs[first].tolist(), scores[first].tolist(), hits, query.limit):
+            return hits
+        # The filter passed too few of the nearest: which rows pass it at all, read once, so only
+        # those are read after (slice after slice of candidates cost a query per ~30 rows: a time
+        # window or a tag that few memories hold read every row, 40 ms at 10,000 memories,
+        # bench/results/supersession.md)
+        passing = np.fromiter(
+            (
+                row[0]
+                for row in conn.execute(
+                    "SELECT m.seq FROM memories m WHERE m.workspace_id = ? AND m.project_id = ? AND m.vec_model = ?"
+                    f" AND {where}",
+                    scope,
+                )
+            ),
+            np.int64,
+        )
+        keep = np.isin(docs, passing)
+        keep[first] = False
+        rest = np.where(keep, scores, -np.inf)
+        for chunk in _best_first(rest, docs, query.min_score, size):
+            if _take(conn, scoped, scope, docs[chunk].tolist(), scores[chunk].tolist(), hits, query.limit):
                 break
         return hits
 
