@@ -174,6 +174,7 @@ async function start(key) {
 
 function signOut(message) {
   sessionStorage.removeItem(KEY_SLOT);
+  sessionStorage.removeItem(PROJECT_SLOT); // the next key starts in its own default project
   session = null;
   forgetViews(); // the next key must not see the last one's queries and filters
   if (location.hash && location.hash !== "#/") history.replaceState(null, "", location.pathname);
