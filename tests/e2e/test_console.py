@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.select import Select
 
 from tests.e2e.test_cli import mnemo
 from tests.support import browser as chromium
@@ -101,6 +103,22 @@ class Console:
 
         (texts,) = self.b.wait(painted, what=f"the results for {text!r}")
         return texts
+
+    @contextmanager
+    def in_project(self, slug: str) -> Iterator[None]:
+        """The console switched to project ``slug`` (created when missing) and back to the default
+        one afterwards, so what a test saves there stays out of the other tests' lists and exports."""
+        status, body = api(self.server, "POST", "/v1/admin/projects", {"slug": slug})
+        assert status in (201, 409), body
+        self.open()  # whoami again: the switcher offers the new project
+        Select(self.b.wait_css("#project")).select_by_visible_text(slug)
+        try:
+            yield
+        finally:
+            switcher = Select(self.b.wait_css("#project"))
+            default = next(o.text for o in switcher.options if o.text.endswith("(default)"))
+            switcher.select_by_visible_text(default)
+            self.open()
 
 
 @pytest.fixture(scope="module")
@@ -353,6 +371,79 @@ def test_copy_reference_puts_the_id_on_the_clipboard(c):
 
     pasted = c.b.page.execute_async_script("navigator.clipboard.readText().then(arguments[0])")
     assert pasted == memory["id"]
+
+
+def supersede_a_twice_updated_memory(server: RunningServer, project: str, word: str) -> tuple[dict, dict]:
+    """In ``project``, a memory updated twice (versions 1 to 3) and then superseded by a new one
+    (its version 4): the old one's record and the new one's."""
+    at = {"project": project}
+    old = tool(server, "memory_add", content=f"the {word} deploy runs on mondays", kind="fact", **at)["memory"]
+    tool(server, "memory_update", id=old["id"], content=f"the {word} deploy runs on tuesdays", tags=["ops"], **at)
+    tool(server, "memory_update", id=old["id"], content=f"the {word} deploy runs on wednesdays", **at)
+    new = tool(server, "memory_add", content=f"the {word} deploy runs on fridays", supersedes=[old["id"]], **at)
+    return tool(server, "memory_get", id=old["id"], **at)["memory"], new["memory"]
+
+
+def test_a_memorys_page_shows_its_history_newest_first_and_links_its_supersession_chain(c):
+    c.sign_in(c.server.key)
+
+    def versions() -> list[tuple[str, str]] | None:
+        items = c.b.all("#history .version")
+        return [(i.get_attribute("data-version"), i.find_element("css selector", "pre").text) for i in items] or None
+
+    with c.in_project("chains"):
+        old, new = supersede_a_twice_updated_memory(c.server, "chains", "quokka")
+        assert (old["version"], old["superseded_by"]) == (4, new["id"])
+        c.go(f"#/memory/{old['id']}")
+        shown = c.b.wait(versions, what="the history")
+        assert shown == [
+            ("3", "the quokka deploy runs on wednesdays"),  # kept by the supersession mark (version 4)
+            ("2", "the quokka deploy runs on tuesdays"),
+            ("1", "the quokka deploy runs on mondays"),
+        ]
+        assert "tags —" in c.b.text("#history .version[data-version='1'] .differs")  # v2 added the tag
+        assert c.b.all("#history .version[data-version='2'] .differs") == []  # v3 changed the content only
+        assert c.b.all("#history-dropped") == []
+        assert "superseded" in c.b.text("#memory-status")
+        assert [a.text for a in c.b.all("#replaced-by a")] == [new["id"]]
+
+        c.b.css("#replaced-by a").click()
+        c.b.wait_text("#memory-id", new["id"])
+        replaces = c.b.wait(lambda: c.b.all("#replaces a"), what="what it replaces")
+        assert [a.text for a in replaces] == [old["id"]]
+        assert c.b.text("#memory-status") == ""  # the current one is not marked
+        assert c.b.text("#no-versions") == "No earlier versions."
+
+        replaces[0].click()
+        c.b.wait_text("#memory-id", old["id"])
+        assert c.b.wait(versions, what="the old memory's history again") == shown
+
+
+def test_superseded_memories_are_listed_marked_only_when_asked_for(c):
+    c.sign_in(c.server.key)
+
+    def painted_with_superseded(wanted: bool) -> list[str] | None:
+        results = c.b.css("#results")
+        if results.get_attribute("data-superseded") != str(wanted).lower() or results.get_attribute("aria-busy"):
+            return None
+        return [card.get_attribute("data-id") for card in c.b.all("#results .memory-card")]
+
+    with c.in_project("chains"):
+        old, new = supersede_a_twice_updated_memory(c.server, "chains", "wombat")
+        c.go("#/")
+        for mode in ("list", "strict", "forgiving"):
+            c.b.css(f"input[name=mode][value={mode}]").click()
+            assert c.search("wombat") == [new["content"]], mode  # left out by default
+            c.b.css("#show-superseded").click()
+            listed = c.b.wait(lambda: painted_with_superseded(True), what=f"the {mode} results with superseded ones")
+            assert sorted(listed) == sorted([old["id"], new["id"]]), mode
+            marked = c.b.css(f"#results .memory-card[data-id='{old['id']}']")
+            assert "superseded" in marked.get_attribute("class").split()
+            assert "superseded" in marked.find_element("css selector", ".badge").text
+            assert c.b.all(f"#results .memory-card[data-id='{new['id']}'] .badge") == []
+            c.b.css("#show-superseded").click()
+            c.b.wait(lambda: painted_with_superseded(False) == [new["id"]], what=f"the {mode} results without them")
+        c.b.css("input[name=mode][value=list]").click()
 
 
 def test_the_context_preview_shows_the_block_and_its_token_count(c):

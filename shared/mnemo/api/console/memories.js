@@ -1,5 +1,6 @@
-// Memories: the list and search page, a memory's own page (edit, delete, copy its reference) and
-// the add form. Content is user input: it only ever reaches the page as text nodes (dom.js).
+// Memories: the list and search page, a memory's own page (edit, delete, copy its reference, its
+// history and supersession chain) and the add form. Content is user input: it only ever reaches
+// the page as text nodes (dom.js).
 
 import { ApiError } from "./api.js";
 import { h, highlighted, mount, splitList, utf8Bytes, when } from "./dom.js";
@@ -59,11 +60,27 @@ function tagList(tags) {
   return tags && tags.length ? h("span", { class: "tags" }, tags.map((t) => h("span", { class: "tag" }, t))) : null;
 }
 
+function memoryLink(id) {
+  return h("a", { href: `#/memory/${id}`, class: "ref", "data-ref": id }, id);
+}
+
+/** "superseded" (and when, where the answer says: search results carry only by whom), or null. */
+function supersededBadge(memory) {
+  if (!memory.superseded_by) return null;
+  return h(
+    "span",
+    { class: "badge superseded", title: `replaced by ${memory.superseded_by}` },
+    "superseded",
+    memory.superseded_at ? [" ", when(memory.superseded_at)] : null,
+  );
+}
+
 // ---- the list and search page ----------------------------------------------------------------
 
 export async function searchView(ctx) {
   const caps = ctx.caps;
-  const state = searchView.state || (searchView.state = { mode: "list", q: "", explain: true, filters: {} });
+  const state =
+    searchView.state || (searchView.state = { mode: "list", q: "", explain: true, superseded: false, filters: {} });
   const results = h("div", { id: "results", "aria-live": "polite" });
   const summary = h("p", { id: "results-summary", class: "muted" });
   let inflight = null;
@@ -135,6 +152,21 @@ export async function searchView(ctx) {
     }),
     " Explain the ranking",
   );
+  // superseded memories are left out by every search tool unless asked for (docs/contract.md §3)
+  const superseded = h(
+    "label",
+    { class: "filter check", "data-filter": "superseded" },
+    h("input", {
+      id: "show-superseded",
+      type: "checkbox",
+      checked: state.superseded,
+      onchange: (e) => {
+        state.superseded = e.target.checked;
+        run();
+      },
+    }),
+    " Show superseded",
+  );
   const filters = {
     kind: field("f-kind", "Kind", { placeholder: "decision" }),
     tags: field("f-tags", "Tags", { placeholder: "billing, q3" }),
@@ -160,6 +192,7 @@ export async function searchView(ctx) {
     filters.after.hidden = !caps.takes(name, "updated_after");
     filters.before.hidden = !caps.takes(name, "updated_before");
     explain.hidden = !caps.takes(name, "explain");
+    superseded.hidden = !caps.takes(name, "include_superseded");
   }
 
   function schedule() {
@@ -189,6 +222,7 @@ export async function searchView(ctx) {
     }
     if (after && caps.takes(name, "updated_after")) out.updated_after = after;
     if (before && caps.takes(name, "updated_before")) out.updated_before = before;
+    if (state.superseded && caps.takes(name, "include_superseded")) out.include_superseded = true;
     return out;
   }
 
@@ -222,6 +256,7 @@ export async function searchView(ctx) {
     painted += 1;
     results.dataset.painted = String(painted);
     results.dataset.query = name === "memory_search" ? sent.q : sent.query;
+    results.dataset.superseded = String(Boolean(sent.include_superseded));
     if (name === "memory_search") {
       const items = answer.memories;
       summary.textContent = sent.q.trim()
@@ -262,7 +297,7 @@ export async function searchView(ctx) {
       h("div", { class: "searchbar" }, query),
       h("div", { class: "modes", role: "radiogroup", "aria-label": "Matching" }, modeButtons),
       hint,
-      h("div", { class: "filters" }, Object.values(filters), explain),
+      h("div", { class: "filters" }, Object.values(filters), explain, superseded),
     ),
     summary,
     results,
@@ -286,9 +321,9 @@ function meta(memory, extra = []) {
 function memoryCard(memory) {
   return h(
     "article",
-    { class: "memory-card", "data-id": memory.id },
+    { class: memory.superseded_by ? "memory-card superseded" : "memory-card", "data-id": memory.id },
     h("a", { class: "content", href: `#/memory/${memory.id}` }, memory.content),
-    meta(memory, [h("span", { class: "version" }, `v${memory.version}`)]),
+    meta(memory, [h("span", { class: "version" }, `v${memory.version}`), supersededBadge(memory)]),
   );
 }
 
@@ -297,9 +332,12 @@ function resultCard(item) {
   const contentTerms = ex ? ex.fields.content : [];
   return h(
     "article",
-    { class: "memory-card result", "data-id": item.reference },
+    { class: item.superseded_by ? "memory-card result superseded" : "memory-card result", "data-id": item.reference },
     h("a", { class: "content", href: `#/memory/${item.reference}` }, highlighted(item.content, contentTerms)),
-    meta(item, [h("span", { class: "score", title: "relevance score (comparable within one answer)" }, `score ${item.score.toFixed(2)}`)]),
+    meta(item, [
+      h("span", { class: "score", title: "relevance score (comparable within one answer)" }, `score ${item.score.toFixed(2)}`),
+      supersededBadge(item),
+    ]),
     ex ? explanation(ex) : null,
   );
 }
@@ -337,8 +375,10 @@ export async function memoryView(ctx, id) {
 
   const facts = h("dl", { class: "record", id: "record" });
   const content = h("pre", { class: "content", id: "memory-content" });
+  const status = h("span", { id: "memory-status" });
   function paintRecord() {
     content.textContent = memory.content;
+    mount(status, supersededBadge(memory));
     const row = (name, value) => [h("dt", {}, name), h("dd", {}, value ?? "—")];
     mount(
       facts,
@@ -359,20 +399,114 @@ export async function memoryView(ctx, id) {
 
   const actions = h("div", { class: "actions" }, copyButton(ctx, memory.id));
   const sections = [];
+  const history = ctx.can("memory_history") && ctx.caps.takes("memory_history", "id") ? historySection(ctx, id) : null;
+  if (history) sections.push(history.element);
   if (ctx.can("memory_update")) sections.push(editForm(ctx, () => memory, (updated) => {
     memory = updated;
     paintRecord();
+    if (history) history.load();  // the change kept the version it replaced
   }));
   if (ctx.can("memory_delete")) actions.appendChild(deleteControl(ctx, () => memory));
 
   mount(
     ctx.view,
     h("p", {}, h("a", { href: "#/" }, "← Memories")),
-    h("h2", {}, "Memory"),
+    h("h2", {}, "Memory ", status),
     content,
     actions,
     facts,
     sections,
+  );
+  // read when the page opens, not on a click: whether the memory is still current (and what
+  // replaced it) is what a reader checks first, and it is one call in the search bucket
+  if (history) await history.load();
+}
+
+/**
+ * The History card of a memory's page: its supersession chain and its earlier versions newest
+ * first (memory_history). `load()` reads it again; only the answer to the latest load is painted.
+ */
+function historySection(ctx, id) {
+  const element = h("section", { class: "card history", id: "history", "aria-busy": "true" }, h("h3", {}, "History"));
+  let asked = 0;
+  async function load() {
+    asked += 1;
+    const mine = asked;
+    element.setAttribute("aria-busy", "true");
+    try {
+      const answer = await ctx.api.tool("memory_history", { id, limit: 50 });  // 50: every kept version
+      if (mine !== asked || !ctx.current()) return;
+      paintHistory(element, answer);
+    } catch (err) {
+      if (mine !== asked || !ctx.current()) return;
+      mount(element, h("h3", {}, "History"), h("p", { class: "muted" }, "The history could not be read."));
+      ctx.showError(err);
+    } finally {
+      if (mine === asked) element.removeAttribute("aria-busy");
+    }
+  }
+  return { element, load };
+}
+
+function paintHistory(element, answer) {
+  const parts = [h("h3", {}, "History")];
+  const chain = answer.superseded_by || [];
+  if (chain.length) {
+    const links = chain.map((ref, at) => [at ? " → " : null, memoryLink(ref)]);
+    parts.push(h("p", { id: "replaced-by" }, h("span", { class: "what" }, "Replaced by "), links, chain.length > 1 ? " (the latest last)" : null));
+  }
+  const replaced = answer.supersedes || [];
+  if (replaced.length) {
+    parts.push(h("p", { id: "replaces" }, h("span", { class: "what" }, "Replaces "), replaced.map((ref, at) => [at ? ", " : null, memoryLink(ref)])));
+  }
+  const versions = answer.versions || [];
+  if (versions.length) {
+    // each version beside the one that followed it: kind, tags, path and source where they differ
+    let newer = answer.memory;
+    const items = versions.map((v) => {
+      const item = versionItem(v, newer);
+      newer = v;
+      return item;
+    });
+    parts.push(h("p", { class: "muted small" }, "Earlier versions, newest first:"), h("ol", { class: "versions", id: "versions" }, items));
+  } else {
+    parts.push(h("p", { class: "muted", id: "no-versions" }, "No earlier versions."));
+  }
+  if (answer.dropped > 0) {
+    parts.push(
+      h(
+        "p",
+        { class: "muted small", id: "history-dropped" },
+        `${answer.dropped} older ${answer.dropped === 1 ? "version is" : "versions are"} no longer kept `,
+        "(a memory keeps at most 50 versions and 64 KiB of their contents).",
+      ),
+    );
+  }
+  mount(element, parts);
+}
+
+function versionItem(version, newer) {
+  const differs = [];
+  if ((version.kind ?? null) !== (newer.kind ?? null)) differs.push(["kind", version.kind ?? "—"]);
+  if ((version.tags || []).join("\u0000") !== (newer.tags || []).join("\u0000")) {
+    differs.push(["tags", tagList(version.tags) || "—"]);
+  }
+  if ((version.path ?? null) !== (newer.path ?? null)) differs.push(["path", version.path ?? "—"]);
+  if (version.source !== newer.source) differs.push(["source", version.source]);
+  return h(
+    "li",
+    { class: "version", "data-version": version.version },
+    h(
+      "div",
+      { class: "meta" },
+      h("span", { class: "version-number" }, `v${version.version}`),
+      h("span", {}, "written ", when(version.updated_at)),
+      version.content === newer.content ? h("span", {}, `same content as v${newer.version}`) : null,
+    ),
+    h("pre", { class: "content" }, version.content),
+    differs.length
+      ? h("p", { class: "differs small" }, differs.map(([name, value]) => h("span", { class: "field" }, h("span", { class: "what" }, `${name} `), value)))
+      : null,
   );
 }
 
