@@ -2,8 +2,9 @@
 
     python -m tests.support.screenshots docs/console      (make screenshots)
 
-Starts a server on a fresh data folder, adds a few memories in English, Chinese and Japanese,
-and saves one PNG per main page. Nothing here is a test; the browser tests check the pages.
+Starts a server on a fresh data folder, adds a few memories in English, Chinese and Japanese (the
+first one rewritten once, replacing an older memory, so its page has a history), and saves one PNG
+per main page. Nothing here is a test; the browser tests check the pages.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from tests.support.browser import Browser
 from tests.support.http import Server, request
 from tests.support.server import start_server, stop_server
 
+#: the memory the first of MEMORIES replaces (supersedes) when it is rewritten
+REPLACED = {"content": "Deploys go out on Mondays before noon.", "kind": "decision", "path": "acme/ops/deploys"}
+
 MEMORIES = [
     {
         "content": "Deploys go out on Tuesdays after 14:00 UTC; never on Fridays.",
+        "was": "Deploys go out on Tuesdays.",
         "kind": "decision",
         "tags": ["release", "ops"],
         "path": "acme/ops/deploys",
@@ -59,7 +64,7 @@ MEMORIES = [
 
 def _post(url: str, key: str, path: str, body: object) -> dict:
     reply = request(Server(url, key), "POST", path, body, timeout=10)
-    if reply.status != 200:
+    if reply.status not in (200, 201):  # 201: a key created
         raise RuntimeError(f"{path}: {reply.status} {reply.raw[:500]!r}")
     return dict(reply.body)
 
@@ -72,8 +77,14 @@ def take(out: Path) -> list[Path]:
         saved: list[Path] = []
         try:
             ids = []
+            replaced = _post(server.url, server.key, "/v1/tools/memory_add", REPLACED)["memory"]["id"]
             for memory in MEMORIES:
-                ids.append(_post(server.url, server.key, "/v1/tools/memory_add", memory)["memory"]["id"])
+                first = {name: value for name, value in memory.items() if name != "was"}
+                first["content"] = memory.get("was", memory["content"])
+                ids.append(_post(server.url, server.key, "/v1/tools/memory_add", first)["memory"]["id"])
+                if "was" in memory:
+                    rewrite = {"id": ids[-1], "content": memory["content"], "supersedes": [replaced]}
+                    _post(server.url, server.key, "/v1/tools/memory_update", rewrite)
                 time.sleep(0.01)
             _post(server.url, server.key, "/v1/admin/keys", {"label": "ci-bot", "scopes": ["memory:read"]})
             _post(server.url, server.key, "/v1/admin/keys", {"label": "claude-code", "scopes": ["memory:write"]})
@@ -101,6 +112,10 @@ def take(out: Path) -> list[Path]:
             browser.js("location.hash = arguments[0]", f"#/memory/{ids[3]}")
             browser.wait_css("#edit-form")
             shot("memory")
+            browser.js("location.hash = arguments[0]", f"#/memory/{ids[0]}")
+            browser.wait_css("#history .version")
+            browser.js("document.getElementById('history').scrollIntoView()")
+            shot("history")
             browser.js("location.hash = '#/context'")
             browser.wait_css("#ctx-query")
             browser.type("#ctx-query", "deploys staging 数据库")
