@@ -46,6 +46,23 @@ def test_a_window_nothing_matches_answers_as_without_reading_time_and_says_so(te
     assert refs(tenant.call("recall", query="deploys yesterday")) == [memory.id]
 
 
+def test_an_empty_window_costs_one_more_search_not_a_diagnosis(tenant, monkeypatch):
+    # Given a memory saved today that holds the word "yesterday", and the index's word searches counted
+    memory = add(tenant, "deploys moved to tuesdays, decided yesterday")
+    index = tenant.svc.ports.index
+    searches = []
+    real = type(index).search
+    monkeypatch.setattr(type(index), "search", lambda self, query: searches.append(query) or real(self, query))
+    for tool in ("recall", "search_memory"):
+        searches.clear()
+        # When the window (yesterday) holds no memory
+        read = tenant.call(tool, query="deploys tuesdays yesterday")
+        # Then the answer is the one without the window (which holds "yesterday" as a word), and
+        # only the window's search and the one without it ran: none for why the window was empty
+        assert refs(read) == [memory.id] and read.time_window.note == "window_empty"
+        assert [q.filter.updated_after is not None for q in searches] == [True, False], tool
+
+
 def test_an_explicit_window_wins_over_the_words(tenant):
     memory = add(tenant, "the billing cron runs hourly")
     result = tenant.call("search_memory", query="billing cron yesterday", updated_after="2000-01-01T00:00:00Z")

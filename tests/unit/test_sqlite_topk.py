@@ -56,6 +56,9 @@ class ListPostings:
             if doc in self.passes and (not every or all(f is not None for f in found)):
                 yield (doc, self.passes[doc], *found)
 
+    def passing_at_most(self, most: int) -> int:
+        return min(len(self.passes), most)
+
     def matching(self, keys: Sequence[int]) -> Iterable[tuple[int, str, int, int]]:
         for key in keys:
             for doc, impact in self.lists.get(key, {}).items():
@@ -159,3 +162,17 @@ def test_a_best_effort_search_keeps_to_its_budgets() -> None:
     assert len(hits) == 10
     assert source.postings_read <= max(budgets.max_total, 16 * budgets.min_size)
     assert len(source.looked_up) <= budgets.max_lookups
+
+
+@pytest.mark.parametrize("mode", ["any", "all"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_filter_that_passes_few_scores_them_all_without_reading_postings(seed: int, mode: str) -> None:
+    # Given 300 documents of which the filter passes 20 (a time window, a rare tag)
+    source, terms = _corpus(seed)
+    source.passes = dict(list(source.passes.items())[:20])
+    for n in (1, 3, 6):
+        # When the engine answers, with the default budgets (few: at most 256, an eighth of 300 = 37)
+        hits = top_k(source, terms[:n], mode=mode, limit=5, docs=300, ceiling=CEILING)
+        # Then it is the exact answer, and no posting list was read in impact order
+        assert [(doc, round(score, 6)) for doc, score, _ in hits] == reference(source, terms[:n], mode, 5)
+    assert source.postings_read == 0

@@ -46,6 +46,9 @@ class CallContext:
     issuers: tuple[str, ...] = ()
     #: refuse writes holding a secret: the workspace's setting (``Workspace.secret_check``)
     secret_check: bool = True
+    #: a first try whose empty answer is thrown away (a time window that holds no match is
+    #: searched again without it): why it found nothing is not worked out
+    trial: bool = False
 
     @property
     def project(self) -> Project:

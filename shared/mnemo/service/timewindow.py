@@ -12,6 +12,7 @@ result's ``time_window`` always shows what was read."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from mnemo.errors import InvalidRequest
@@ -50,7 +51,7 @@ def timed(tool: Callable[[CallContext, A], R]) -> Callable[[CallContext, A], R]:
         update: dict[str, object] = {"query": reading.query}
         if not explicit:
             update |= {"updated_after": window.after, "updated_before": window.before}
-        result = tool(ctx, args.model_copy(update=update))
+        result = tool(replace(ctx, trial=True), args.model_copy(update=update))
         note = "explicit_window" if explicit else "window"
         if not _answered(result):
             result = tool(ctx, args)

@@ -268,6 +268,13 @@ class SqlPostings:
         params: list[Any] = [json.dumps(list(docs)), *(key for keys in terms for key in keys), *self.params]
         return self.conn.execute(sql, params)
 
+    def passing_at_most(self, most: int) -> int:
+        sql = (
+            "SELECT count(*) FROM (SELECT 1 FROM memories m"
+            f" WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where} LIMIT ?)"
+        )
+        return int(self.conn.execute(sql, (*self.params, most)).fetchone()[0])
+
     def matching(self, keys: Sequence[int]) -> Iterable[tuple[int, str, int, int]]:
         sql = (
             "SELECT m.seq, m.updated_at, q.term, q.impact FROM memories m CROSS JOIN postings q"
