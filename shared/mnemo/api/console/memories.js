@@ -138,35 +138,25 @@ export async function searchView(ctx) {
       ` ${m.label}`,
     ),
   );
-  const explain = h(
-    "label",
-    { class: "filter check", "data-filter": "explain" },
-    h("input", {
-      id: "explain",
-      type: "checkbox",
-      checked: state.explain,
-      onchange: (e) => {
-        state.explain = e.target.checked;
-        run();
-      },
-    }),
-    " Explain the ranking",
-  );
+  // a checkbox of the search's state: ticking it searches again
+  const check = (filter, id, key, label) =>
+    h(
+      "label",
+      { class: "filter check", "data-filter": filter },
+      h("input", {
+        id,
+        type: "checkbox",
+        checked: state[key],
+        onchange: (e) => {
+          state[key] = e.target.checked;
+          run();
+        },
+      }),
+      ` ${label}`,
+    );
+  const explain = check("explain", "explain", "explain", "Explain the ranking");
   // superseded memories are left out by every search tool unless asked for (docs/contract.md §3)
-  const superseded = h(
-    "label",
-    { class: "filter check", "data-filter": "superseded" },
-    h("input", {
-      id: "show-superseded",
-      type: "checkbox",
-      checked: state.superseded,
-      onchange: (e) => {
-        state.superseded = e.target.checked;
-        run();
-      },
-    }),
-    " Show superseded",
-  );
+  const superseded = check("superseded", "show-superseded", "superseded", "Show superseded");
   const filters = {
     kind: field("f-kind", "Kind", { placeholder: "decision" }),
     tags: field("f-tags", "Tags", { placeholder: "billing, q3" }),
