@@ -305,15 +305,22 @@ class ExportedVersion(_ExportedFields):
     """One kept earlier version of an exported memory."""
 
 
-class ExportedMemory(_ExportedFields):
+class _Home(Model):
+    """A memory's id and home, first on an export line."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: MemoryId
+    workspace_id: Annotated[str, Field(min_length=1, max_length=64)]
+    project_id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class ExportedMemory(_ExportedFields, _Home):
     """One line of an export file: a stored record with every field, its supersession marks and its
     kept versions (``history``, newest first, and ``history_dropped``, how many older ones were
     dropped), checked on import as strictly as a new memory (unknown fields are an error, so
     nothing is dropped silently)."""
 
-    id: MemoryId
-    workspace_id: Annotated[str, Field(min_length=1, max_length=64)]
-    project_id: Annotated[str, Field(min_length=1, max_length=64)]
     history: Annotated[list[ExportedVersion], Field(max_length=MAX_VERSIONS)] = Field(
         default_factory=list, exclude_if=_is_empty
     )
