@@ -114,7 +114,7 @@ def import_once(function: str, code: Path, layer: Path, sdk: Path, work: Path) -
 #: what the layer no longer pays at import, measured in the simulated runtime against the built
 #: layer (the dropped packages installed beside it): (set-up, statement) as it was, and as it is;
 #: each statement's CPU time is measured after its set-up
-MODELS = "import mnemo.models.records, mnemo.models.tools, mnemo.models.admin"
+MODELS = "import mnemo.models.records, mnemo.models.tools, mnemo.models.retrieval, mnemo.models.admin"
 MARGINAL = {
     "settings: pydantic-settings' BaseSettings with mnemo's fields / mnemo.config": (
         ("import pydantic, mnemo.config as m", "import pydantic_settings as p; pydantic.create_model("

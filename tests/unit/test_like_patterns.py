@@ -15,7 +15,7 @@ from mnemo.like import (
     like_matches,
     like_problem,
 )
-from mnemo.models.tools import SearchMemoryArgs
+from mnemo.models.retrieval import SearchMemoryArgs
 from pydantic import ValidationError
 
 from tests.support.fuzz import examples

@@ -24,7 +24,9 @@ from mnemo.models.common import (
     Tags,
     TeamId,
     Timestamp,
-    _no_controls,
+    is_empty,
+    is_none,
+    no_controls,
 )
 from mnemo.models.records import (
     MAX_VERSIONS,
@@ -38,7 +40,7 @@ from mnemo.models.records import (
 )
 from mnemo.models.tools import MAX_SUPERSEDES, ProjectRef
 
-Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_no_controls)]
+Label = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(no_controls)]
 
 
 class _Args(Model):
@@ -130,7 +132,7 @@ class BindPrincipalArgs(_Args):
         description="An issuer of MNEMO_OAUTH_ISSUERS; by default the first one.",
     )
     kind: PrincipalKind = Field(description="`sub`, `client` or `group`.")
-    value: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_no_controls)] = Field(
+    value: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(no_controls)] = Field(
         description="The `sub`, the client id or the group name its tokens carry."
     )
     label: Label | None = Field(default=None, description="Also the default `source` of its memories.")
@@ -269,14 +271,6 @@ class WorkspaceInfo(Model):
 # ---- export / import ------------------------------------------------------------------------
 
 
-def _is_empty(value: object) -> bool:
-    return not value
-
-
-def _is_none(value: object) -> bool:
-    return value is None
-
-
 class _ExportedFields(Model):
     """What a memory and each of its kept versions hold besides the memory's id and home."""
 
@@ -295,10 +289,10 @@ class _ExportedFields(Model):
     updated_at: Timestamp
     #: a memory gathers ``supersedes`` over its updates, so the bound is the store's, not one call's
     supersedes: Annotated[list[MemoryId], Field(max_length=MAX_VERSIONS * MAX_SUPERSEDES)] = Field(
-        default_factory=list, exclude_if=_is_empty
+        default_factory=list, exclude_if=is_empty
     )
-    superseded_by: MemoryId | None = Field(default=None, exclude_if=_is_none)
-    superseded_at: Timestamp | None = Field(default=None, exclude_if=_is_none)
+    superseded_by: MemoryId | None = Field(default=None, exclude_if=is_none)
+    superseded_at: Timestamp | None = Field(default=None, exclude_if=is_none)
 
 
 class ExportedVersion(_ExportedFields):
@@ -322,9 +316,9 @@ class ExportedMemory(_ExportedFields, _Home):
     nothing is dropped silently)."""
 
     history: Annotated[list[ExportedVersion], Field(max_length=MAX_VERSIONS)] = Field(
-        default_factory=list, exclude_if=_is_empty
+        default_factory=list, exclude_if=is_empty
     )
-    history_dropped: Annotated[int, Field(ge=0)] = Field(default=0, exclude_if=_is_empty)
+    history_dropped: Annotated[int, Field(ge=0)] = Field(default=0, exclude_if=is_empty)
 
     @model_validator(mode="after")
     def _versions_precede(self) -> ExportedMemory:

@@ -34,6 +34,16 @@ class Model(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
+def is_none(value: object) -> bool:
+    """A field left out of the answer when it is null (``Field(exclude_if=is_none)``)."""
+    return value is None
+
+
+def is_empty(value: object) -> bool:
+    """A field left out of the answer when it is empty or zero (``Field(exclude_if=is_empty)``)."""
+    return not value
+
+
 def utc_now() -> datetime:
     """Now, in UTC, truncated to the millisecond precision every timestamp carries."""
     now = datetime.now(UTC)
@@ -143,7 +153,7 @@ def _dedupe(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
-def _no_controls(value: str) -> str:
+def no_controls(value: str) -> str:
     if any(ord(c) < 32 for c in value):
         raise PydanticCustomError("value_error", "control characters are not allowed here")
     return value
@@ -161,9 +171,9 @@ Kind = Annotated[
         max_length=64,
         description="Caller-defined category, e.g. insight, decision, fact; `working` marks active working state.",
     ),
-    AfterValidator(_no_controls),
+    AfterValidator(no_controls),
 ]
-Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_no_controls)]
+Tag = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(no_controls)]
 Tags = Annotated[
     list[Tag],
     Field(max_length=MAX_TAGS, description="Up to 20 tags of 1-64 characters; duplicates dropped, order kept."),
@@ -172,7 +182,7 @@ Tags = Annotated[
 Path = Annotated[
     str,
     Field(min_length=1, max_length=512, description="Logical location, e.g. `acme/pricing/decisions`."),
-    AfterValidator(_no_controls),
+    AfterValidator(no_controls),
 ]
 TeamId = Annotated[
     str,
@@ -196,7 +206,7 @@ SessionId = Annotated[
         description="The host's session or conversation id: 1-128 of `A-Z a-z 0-9 _ . : @ / + = # -`.",
     ),
 ]
-Source = Annotated[str, Field(min_length=1, max_length=128, description="Who wrote it."), AfterValidator(_no_controls)]
+Source = Annotated[str, Field(min_length=1, max_length=128, description="Who wrote it."), AfterValidator(no_controls)]
 MemoryId = Annotated[
     str,
     Field(pattern=MEMORY_ID_RE.pattern, description="A memory's id (mem_…)."),

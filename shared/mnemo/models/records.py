@@ -10,20 +10,12 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, SkipValidation
 
-from mnemo.models.common import Model, Timestamp
+from mnemo.models.common import Model, Timestamp, is_empty, is_none
 
 #: a memory's history keeps at most this many earlier versions, and at most this many bytes of
 #: their contents (UTF-8); the oldest go first, and are counted (``MemoryStore.history``)
 MAX_VERSIONS = 50
 MAX_HISTORY_BYTES = 64 * 1024
-
-
-def _is_none(value: object) -> bool:
-    return value is None
-
-
-def _is_empty(value: object) -> bool:
-    return not value
 
 
 class Memory(Model):
@@ -44,13 +36,13 @@ class Memory(Model):
     created_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds.")
     updated_at: Timestamp = Field(description="RFC 3339 UTC, milliseconds; the last change.")
     supersedes: list[str] = Field(
-        default_factory=list, exclude_if=_is_empty, description="The memories this one replaced (present when any)."
+        default_factory=list, exclude_if=is_empty, description="The memories this one replaced (present when any)."
     )
     superseded_by: str | None = Field(
-        default=None, exclude_if=_is_none, description="Present when superseded: the memory that replaced this one."
+        default=None, exclude_if=is_none, description="Present when superseded: the memory that replaced this one."
     )
     superseded_at: Timestamp | None = Field(
-        default=None, exclude_if=_is_none, description="Present when superseded: when it was replaced."
+        default=None, exclude_if=is_none, description="Present when superseded: when it was replaced."
     )
 
 

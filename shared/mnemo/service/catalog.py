@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mnemo.models import admin as am
+from mnemo.models import retrieval as r
 from mnemo.models import tools as m
 from mnemo.service import admin, memories, retrieval
 from mnemo.service.identity import ADMIN, DELETE, READ, WRITE
@@ -109,8 +110,8 @@ REGISTRY = Registry(
                 "matched is false and no_match says why, never loose matches. Unsure of the wording: recall; text "
                 "to read: recall_context."
             ),
-            args=m.SearchMemoryArgs,
-            result=m.RetrievalResult,
+            args=r.SearchMemoryArgs,
+            result=r.RetrievalResult,
             run=timed(retrieval.search_memory),
             rate_class="search",
             scopes=_R,
@@ -124,8 +125,8 @@ REGISTRY = Registry(
                 "Forgiving lookup: memories holding ANY word of query, also as a prefix (`deploy` finds "
                 "`deployment`), most words matched first: when search_memory is too strict; as text: recall_context."
             ),
-            args=m.RecallArgs,
-            result=m.RetrievalResult,
+            args=r.RecallArgs,
+            result=r.RetrievalResult,
             run=timed(retrieval.recall),
             rate_class="search",
             scopes=_R,
@@ -139,8 +140,8 @@ REGISTRY = Registry(
                 "recall's best matches as one text block for your context, e.g. at the start of a task: at most "
                 "max_items memories within max_tokens, no duplicates. Scored results: search_memory."
             ),
-            args=m.RecallContextArgs,
-            result=m.RecallContextResult,
+            args=r.RecallContextArgs,
+            result=r.RecallContextResult,
             run=timed(retrieval.recall_context),
             rate_class="search",
             scopes=_R,

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from mnemo.errors import InvalidRequest
-from mnemo.models.tools import RecallContextResult, RetrievalArgs, RetrievalResult, TimeWindow
+from mnemo.models.retrieval import RecallContextResult, RetrievalArgs, RetrievalResult, TimeWindow
 from mnemo.service.context import CallContext
 
 A = TypeVar("A", bound=RetrievalArgs)

@@ -8,7 +8,7 @@ from mnemo import text
 from mnemo.like import is_match_all, like_matches
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
-from mnemo.models.tools import (
+from mnemo.models.retrieval import (
     NoMatch,
     RetrievalArgs,
     RetrievalResult,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mnemo import text
-from mnemo.models.tools import (
+from mnemo.models.retrieval import (
     Explanation,
     MatchedFields,
     RetrievalItem,

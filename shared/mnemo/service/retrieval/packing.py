@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from mnemo import text
 from mnemo.models.records import MemoryRecord
-from mnemo.models.tools import (
+from mnemo.models.retrieval import (
     ContextItem,
 )
 from mnemo.service.retrieval.matching import Match

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from mnemo import text
 from mnemo.errors import InvalidRequest
-from mnemo.models.tools import (
+from mnemo.models.retrieval import (
     NoMatch,
     RecallArgs,
     RecallContextArgs,
