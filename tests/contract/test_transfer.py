@@ -199,7 +199,7 @@ def _told(tenant, memory_id, project):
 
 
 def test_an_export_file_carries_history_and_supersession_marks_losslessly(tenant, monkeypatch):
-    monkeypatch.setattr("mnemo.ports.MAX_VERSIONS", 3)  # five updates: two versions dropped, counted
+    monkeypatch.setattr("mnemo.ports.values.MAX_VERSIONS", 3)  # five updates: two versions dropped, counted
     old = tenant.call("memory_add", content="deploys happen on Fridays", kind="decision").memory
     for n in range(2, 7):
         tenant.call("memory_update", id=old.id, content=f"deploys happen on Fridays, draft {n}", tags=[f"d{n}"])

@@ -38,7 +38,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 #: modules that may import only these mnemo modules (leaves of the graph)
 ONLY: dict[str, tuple[str, ...]] = {
     "mnemo.models": ("mnemo.models", "mnemo.like", "mnemo.text"),
-    "mnemo.ports": ("mnemo.models", "mnemo.gcra", "mnemo.text"),
+    "mnemo.ports": ("mnemo.ports", "mnemo.models", "mnemo.gcra", "mnemo.text"),
     "mnemo.errors": ("mnemo.gcra",),
     "mnemo.gcra": (),
     "mnemo.text": (),

@@ -16,7 +16,8 @@ from mnemo.backends.aws.mapping import KNN_K, vector_field
 from mnemo.like import ANY_ONE, ANY_RUN, is_match_all, like_tokens
 from mnemo.models.common import format_ts
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, QueryTerm, Scope, VectorQuery
+from mnemo.ports import IndexHit, IndexQuery, MemoryFilter, Scope, VectorQuery
+from mnemo.text import QueryTerm
 
 #: field weights, as the SQLite backend's
 FIELD_BOOSTS = {"content": 1.0, "tags": 0.6, "path": 0.4}

@@ -1,153 +1,70 @@
 """The interfaces the service needs. Each backend (``backends/sqlite``, ``backends/aws``)
-implements them; the service never imports a backend."""
+implements them; the service never imports a backend. The values they exchange are in
+``ports.values``, the cleanup job's port in ``ports.maintenance``; both are named here too, so a
+caller imports every port name from ``mnemo.ports``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Protocol
 
-from mnemo.gcra import RateDecision as RateDecision  # defined beside the algorithm that decides it
-from mnemo.models.records import MAX_HISTORY_BYTES as MAX_HISTORY_BYTES  # bounds of a record's history
-from mnemo.models.records import MAX_VERSIONS as MAX_VERSIONS
+from mnemo.gcra import RateDecision  # defined beside the algorithm that decides it
 from mnemo.models.records import ApiKey, MemoryRecord, Principal, Project, RateLimits, Workspace
-from mnemo.text import QueryTerm
+from mnemo.ports.maintenance import Comparison, IndexEntry, Maintenance, RepairMark
+from mnemo.ports.values import (
+    IDEMPOTENCY_IN_PROGRESS_S,
+    IDEMPOTENCY_TTL_S,
+    MAX_HISTORY_BYTES,
+    MAX_NEIGHBOURS,
+    MAX_VERSIONS,
+    Duplicate,
+    IdempotencyMismatch,
+    IndexHit,
+    IndexQuery,
+    MemoryFilter,
+    Page,
+    RateClass,
+    Scope,
+    StoreChange,
+    VectorQuery,
+    VersionConflict,
+    kept_versions,
+)
 
-#: ``MemoryStore.neighbours``' most neighbours on each side of an anchor
-MAX_NEIGHBOURS = 2
-
-
-def kept_versions(sizes: Iterable[int]) -> int:
-    """How many of a memory's versions, newest first with these content sizes (UTF-8 bytes), its
-    history keeps: the newest while both bounds hold."""
-    kept = total = 0
-    for size in sizes:
-        if kept == MAX_VERSIONS or total + size > MAX_HISTORY_BYTES:
-            break
-        kept, total = kept + 1, total + size
-    return kept
-
-
-RateClass = Literal["search", "write"]
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Where a call acts: one project of one workspace. Every port call carries it."""
-
-    workspace_id: str
-    project_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryFilter:
-    """Filters every listing and search applies; the backends translate it, never widen it.
-
-    ``visible_teams`` None means every team (admin keys); otherwise a memory with a team must
-    have one of these. ``include_unteamed`` False hides memories without a team (a ``team_id``
-    narrowing). ``kind_like`` / ``path_like`` are SQL LIKE patterns with ``\\`` escapes, matched
-    case-insensitively. ``updated_after`` / ``updated_before`` keep memories updated in the half-open
-    window ``[updated_after, updated_before)``. ``session`` keeps the memories saved in that
-    session. Expired memories (``expires_at <= now``) are never
-    returned.
-    """
-
-    now: datetime
-    kind: str | None = None
-    tags_all: tuple[str, ...] = ()
-    kind_like: str | None = None
-    path_like: str | None = None
-    visible_teams: frozenset[str] | None = None
-    include_unteamed: bool = True
-    updated_after: datetime | None = None
-    updated_before: datetime | None = None
-    #: only memories saved in this session (``Memory.session``)
-    session: str | None = None
-    #: also memories another one superseded (``superseded_by`` set); False leaves them out
-    include_superseded: bool = False
-
-    def in_window(self, updated_at: datetime) -> bool:
-        return (self.updated_after is None or updated_at >= self.updated_after) and (
-            self.updated_before is None or updated_at < self.updated_before
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class IndexQuery:
-    scope: Scope
-    terms: Sequence[QueryTerm]
-    mode: Literal["all", "any"]
-    filter: MemoryFilter
-    limit: int
-    #: rank memories of kind ``working`` before all others (then by score)
-    prefer_working: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class VectorQuery:
-    """The memories of the scope whose vectors (of ``model``) lie nearest ``vector``, best first,
-    at cosine ``min_score`` or more, passing ``filter``."""
-
-    scope: Scope
-    vector: Sequence[float]
-    model: str
-    filter: MemoryFilter
-    limit: int
-    min_score: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class IndexHit:
-    record: MemoryRecord
-    score: float
-    #: the query terms (``QueryTerm.text``) the record matched, when the index knows them (the
-    #: service then need not analyse the record again); None: unknown
-    matched: tuple[str, ...] | None = None
-
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One bounded page of a walk or a listing. ``cursor`` resumes after these items (the cleanup
-    job persists it with ``save_checkpoint``); ``None`` means the end was reached."""
-
-    items: list[T]
-    cursor: str | None
-    #: how many items the backend looked at to fill the page (a filtered scan reads more than it
-    #: returns); None: ``len(items)``. Budgets count this.
-    examined: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoreChange:
-    """One change of the record store, as its change stream reports it (the stream indexer)."""
-
-    action: Literal["upsert", "remove"]
-    #: the record after the change (upsert) or before it (remove)
-    record: MemoryRecord
-    #: when the store made the change (None: unknown, treated as old)
-    at: datetime | None = None
-
-
-class VersionConflict(Exception):
-    """A conditional write found another version (or no record) in the store."""
-
-
-class Duplicate(Exception):
-    """``MemoryStore.create(..., dedupe=True)`` found a live record of the project with the same
-    ``mnemo.text.fingerprint``; ``memory_id`` is that record's."""
-
-    def __init__(self, memory_id: str) -> None:
-        super().__init__(memory_id)
-        self.memory_id = memory_id
-
-
-class IdempotencyMismatch(Exception):
-    """An idempotency key was used before with other arguments."""
+__all__ = [
+    "IDEMPOTENCY_IN_PROGRESS_S",
+    "IDEMPOTENCY_TTL_S",
+    "MAX_HISTORY_BYTES",
+    "MAX_NEIGHBOURS",
+    "MAX_VERSIONS",
+    "Comparison",
+    "Duplicate",
+    "Embedder",
+    "IdempotencyMismatch",
+    "IdempotencyStore",
+    "IndexEntry",
+    "IndexHit",
+    "IndexQuery",
+    "Maintenance",
+    "MemoryFilter",
+    "MemoryStore",
+    "Page",
+    "Ports",
+    "RateClass",
+    "RateDecision",
+    "RateLimiter",
+    "RepairMark",
+    "Scope",
+    "SearchIndex",
+    "StoreChange",
+    "TenantStore",
+    "TokenVerifier",
+    "VectorQuery",
+    "VersionConflict",
+    "kept_versions",
+]
 
 
 class Embedder(Protocol):
@@ -370,12 +287,6 @@ class TokenVerifier(Protocol):
         ...
 
 
-#: how long a key replays its first result (docs/contract.md §3)
-IDEMPOTENCY_TTL_S = 24 * 3600
-#: how long the first call's claim holds its key: a call that died (timeout, crash) frees it then
-IDEMPOTENCY_IN_PROGRESS_S = 30
-
-
 class IdempotencyStore(Protocol):
     def run_once(
         self, workspace_id: str, key: str, fingerprint: str, compute: Callable[[], dict[str, Any]]
@@ -388,92 +299,6 @@ class IdempotencyStore(Protocol):
         meanwhile. A claim older than :data:`IDEMPOTENCY_IN_PROGRESS_S` (its call died) is taken
         over by the next call. When ``compute`` raises, nothing is stored and the key is free again."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class IndexEntry:
-    """What the search index holds for one memory: a live document or a delete tombstone.
-
-    ``ref`` is the backend's own name for the entry (OpenSearch: the document id; SQLite: the
-    index's document number). ``scope`` / ``memory_id`` are None when the backend cannot tell whose
-    entry it is (an OpenSearch document missing those fields). ``version`` is None when the index
-    keeps no versions. ``token`` is what a version-checked purge compares (OpenSearch: seq_no and
-    primary term)."""
-
-    ref: str
-    scope: Scope | None
-    memory_id: str | None
-    version: int | None
-    deleted: bool = False
-    #: when a tombstone was written (its age decides when it may be purged)
-    deleted_at: datetime | None = None
-    token: str = ""
-    #: the analysis (``mnemo.text.ANALYSIS``) a live entry was built with, where the index records
-    #: it per entry ("" for one too old to say); None where it does not (SQLite re-indexes as a
-    #: whole when the analysis changes)
-    analysis: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """One memory seen from both sides, as a walk found it: the stored record (None when there is
-    none) and the index entry (None when the index has none)."""
-
-    record: MemoryRecord | None
-    entry: IndexEntry | None
-
-
-@dataclass(frozen=True, slots=True)
-class RepairMark:
-    """A record whose index write failed (``MemoryStore.mark_for_repair``).
-
-    ``record`` is the current stored record, or None when it is gone (its delete could not reach
-    the index); then ``entry`` names the index entry to remove. ``token`` lets ``clear_repair``
-    clear exactly this mark and not a newer one."""
-
-    scope: Scope
-    memory_id: str
-    version: int
-    record: MemoryRecord | None
-    entry: IndexEntry | None = None
-    token: str = ""
-
-
-class Maintenance(Protocol):
-    """What the cleanup job needs from a backend: bounded, resumable walks over the store and the
-    index, the repair marks, and the few writes the index port does not offer. Every write here is
-    conditional or idempotent, so two jobs running at once cannot undo each other."""
-
-    def expired(self, now: datetime, cursor: str | None, limit: int) -> Page[MemoryRecord]:
-        """Records of every tenant with ``expires_at <= now``, examining at most ``limit`` items."""
-        ...
-
-    def repair_marks(self, cursor: str | None, limit: int) -> Page[RepairMark]: ...
-
-    def clear_repair(self, mark: RepairMark) -> None:
-        """Drop this mark unless the record was marked again since (another version)."""
-        ...
-
-    def store_walk(self, cursor: str | None, limit: int) -> Page[Comparison]:
-        """Pages the record store (every tenant), each record with what the index holds for it."""
-        ...
-
-    def index_walk(self, cursor: str | None, limit: int) -> Page[Comparison]:
-        """Pages the index (tombstones included), each entry with the stored record, if any."""
-        ...
-
-    def drop(self, entry: IndexEntry) -> bool:
-        """Make an index entry whose record is gone unsearchable for good (OpenSearch: a tombstone
-        at ``version + 1``). False when there was nothing to do (e.g. done by another run)."""
-        ...
-
-    def purge(self, entry: IndexEntry) -> bool:
-        """Delete a tombstone for good if it is still exactly ``entry`` (version-checked)."""
-        ...
-
-    def checkpoint(self, name: str) -> str | None: ...
-
-    def save_checkpoint(self, name: str, cursor: str | None) -> None: ...
 
 
 class Ports(Protocol):
