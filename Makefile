@@ -97,7 +97,22 @@ $(PEERS_STAMP): constraints-peers.txt
 	@rm -f $(PEERS_VENV)/.installed-*
 	@touch $(PEERS_STAMP)
 
-peers: $(PEERS_STAMP)
+# basic-memory, whose project the same tests make through its own MCP server: every release needs
+# Python 3.12 or later, so its venv is made with one found on the machine (scripts/python_at_least.sh:
+# pyenv's, say); where there is none this says so and the tests skip loudly (an error under
+# MNEMO_REQUIRE_BASIC_MEMORY=1, as .ci/run sets)
+BASIC_MEMORY_VENV  := .cache/basic-memory-venv
+BASIC_MEMORY_STAMP := $(BASIC_MEMORY_VENV)/.installed-$(shell cksum < constraints-basic-memory.txt | cut -d' ' -f1)
+
+$(BASIC_MEMORY_STAMP): constraints-basic-memory.txt scripts/python_at_least.sh
+	@python=$$(scripts/python_at_least.sh 3.12) || { echo "basic-memory not installed: no Python 3.12 or later here"; exit 0; }; \
+	test -x $(BASIC_MEMORY_VENV)/bin/python || $$python -m venv $(BASIC_MEMORY_VENV) || exit 1; \
+	$(BASIC_MEMORY_VENV)/bin/python -m pip --disable-pip-version-check --quiet install pip==$(PIP_VERSION) || exit 1; \
+	echo "Installing basic-memory into $(BASIC_MEMORY_VENV) with $$python (once)"; \
+	$(BASIC_MEMORY_VENV)/bin/python -m pip --disable-pip-version-check --quiet install -c constraints-basic-memory.txt basic-memory || exit 1; \
+	rm -f $(BASIC_MEMORY_VENV)/.installed-*; touch $@
+
+peers: $(PEERS_STAMP) $(BASIC_MEMORY_STAMP)
 
 ## engines: the OpenSearch and Keycloak distributions the AWS and OAuth suites start (fetched and
 ## unpacked once into .cache; scripts/opensearch.sh, scripts/keycloak.sh). The suites' fixtures
