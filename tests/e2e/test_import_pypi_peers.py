@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -243,3 +244,21 @@ def test_basic_memory_project_arrives_once_verbatim_and_findable(
     }
     for query, note in asked.items():
         assert any(found in NOTES[note]["content"] for found in store.recall(query)), query
+
+
+def test_a_damaged_basic_memory_project_loses_nothing_readable(
+    store: Store, basic_memory_project: tuple[Path, list[dict[str, str]]], tmp_path: Path
+) -> None:
+    folder, written = basic_memory_project
+    damaged = tmp_path / "damaged"
+    shutil.copytree(folder, damaged)
+    release = damaged / "decisions" / "Release day.md"
+    release.write_text(release.read_text().replace("type: decision", "type: [decision"))  # its frontmatter cut
+    (damaged / "notes" / "binary.md").write_bytes(b"\xff\xfe\x00not a note")
+
+    report = store.import_("--from", "basic-memory", str(damaged))
+
+    paths = {m["path"] for m in store.memories()}
+    assert paths == {written[0]["permalink"], written[2]["permalink"]}
+    assert sorted(r["position"] for r in report["refused"]) == ["decisions/Release day.md", "notes/binary.md"]
+    assert report["added"] == len(store.memories())
