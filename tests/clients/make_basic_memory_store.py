@@ -3,13 +3,15 @@
 ``basic-memory mcp`` over stdio with the ``mcp`` client basic-memory depends on, calls
 ``create_memory_project`` for the folder, ``write_note`` for each note of the JSON spec (argv[1]:
 ``{"project": name, "folder": path, "notes": [args, ...], "delete": [index, ...]}``), then
-``delete_note`` with the permalink its answer gave for each note to delete, and prints the answers
-as JSON."""
+``delete_note`` with the permalink its answer gave for each note to delete, then ``read_note`` for
+each identifier of ``"read"`` (waiting, within a deadline, for a folder's existing files to be
+indexed), and prints the answers as JSON."""
 
 import asyncio
 import json
 import os
 import sys
+import time
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -48,7 +50,24 @@ async def main(spec):
             )
             for i in spec["delete"]
         ]
-    print(json.dumps({"created": created, "written": written, "deleted": deleted}))
+        read = [await read_note(session, project, identifier) for identifier in spec.get("read", [])]
+    print(json.dumps({"created": created, "written": written, "deleted": deleted, "read": read}))
+
+
+async def read_note(session, project, identifier, deadline_s=60.0):
+    """The note as basic-memory reads it, once its index holds it."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        note = json.loads(
+            text(
+                await session.call_tool(
+                    "read_note", {"identifier": identifier, "project": project, "output_format": "json"}
+                )
+            )
+        )
+        if note.get("error") != "NOTE_NOT_FOUND" or time.monotonic() > deadline:
+            return note
+        await asyncio.sleep(0.5)
 
 
 asyncio.run(main(json.loads(sys.argv[1])))

@@ -15,8 +15,10 @@ import sys
 import warnings
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.e2e.test_import_peers import Store, store
 
@@ -138,7 +140,7 @@ def test_a_damaged_mcp_memory_service_export_loses_nothing_readable(
 
 #: a note over 4,096 bytes, cut on its own headings: ten sections of a few hundred bytes each
 HANDBOOK = "# On-call handbook\n\n" + "\n\n".join(
-    f"## Step {n}\n\n" + f"Step {n} of the on-call rota: page the owner, then write down what was seen. " * 7
+    f"## Step {n}\n\n" + " ".join([f"Step {n} of the on-call rota: page the owner, then write down what was seen."] * 7)
     for n in range(1, 11)
 )
 NOTES = [
@@ -171,39 +173,41 @@ def _no_basic_memory(reason: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def basic_memory_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, str]]]:
-    """A basic-memory project folder made by its own MCP server (``create_memory_project``,
-    ``write_note``, ``delete_note``), and what ``write_note`` answered for each note."""
+def basic_memory(home: Path, spec: dict[str, Any]) -> dict[str, Any]:
+    """Run basic-memory's own MCP server on ``spec`` (tests/clients/make_basic_memory_store.py), its
+    configuration and database under ``home``; its answers."""
     python = BASIC_MEMORY / "bin" / "python"
     if not python.is_file():
         _no_basic_memory("the pinned basic-memory is not installed (`make peers` needs a Python 3.12 or later)")
-    pinned = next(
-        line
-        for line in (ROOT / "constraints-basic-memory.txt").read_text().splitlines()
-        if line.startswith("basic-memory==")
-    )
-    version = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('basic-memory'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert pinned == f"basic-memory=={version}"
-    home = tmp_path_factory.mktemp("basic-memory")
-    folder = home / "project"
-    spec = {"project": "moving", "folder": str(folder), "notes": NOTES, "delete": DELETED_NOTES}
     done = subprocess.run(
         [str(python), str(BASIC_MEMORY_DRIVER), json.dumps(spec)],
         capture_output=True,
         text=True,
         timeout=240,
         cwd=home,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(home)},  # its configuration and database under this HOME
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    answers = json.loads(done.stdout)
+    answers: dict[str, Any] = json.loads(done.stdout)
+    return answers
+
+
+@pytest.fixture(scope="module")
+def basic_memory_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, str]]]:
+    """A basic-memory project folder made by its own MCP server (``create_memory_project``,
+    ``write_note``, ``delete_note``), and what ``write_note`` answered for each note."""
+    home = tmp_path_factory.mktemp("basic-memory")
+    folder = home / "project"
+    answers = basic_memory(home, {"project": "moving", "folder": str(folder), "notes": NOTES, "delete": DELETED_NOTES})
+    asked = "import importlib.metadata as m; print(m.version('basic-memory'))"
+    version = subprocess.run(
+        [str(BASIC_MEMORY / "bin" / "python"), "-c", asked],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert f"basic-memory=={version}" in (ROOT / "constraints-basic-memory.txt").read_text().splitlines()
     assert [w["action"] for w in answers["written"]] == ["created"] * len(NOTES), answers
     assert answers["deleted"] == ["true"] * len(DELETED_NOTES), answers
     assert sorted(p.name for p in folder.rglob("*.md")) == sorted(
@@ -262,3 +266,23 @@ def test_a_damaged_basic_memory_project_loses_nothing_readable(
     assert paths == {written[0]["permalink"], written[2]["permalink"]}
     assert sorted(r["position"] for r in report["refused"]) == ["decisions/Release day.md", "notes/binary.md"]
     assert report["added"] == len(store.memories())
+
+
+def test_basic_memory_reads_back_the_markdown_export(
+    store: Store, basic_memory_project: tuple[Path, list[dict[str, str]]], tmp_path: Path
+) -> None:
+    """No lock-in (issue 40, item 3): ``mnemo export --format markdown`` writes notes basic-memory
+    itself reads as notes, each with the memory's text, type and tags."""
+    store.import_("--from", "basic-memory", str(basic_memory_project[0]))
+    memories = store.memories()
+    out = tmp_path / "exported"
+    assert store.mnemo("export", "--format", "markdown", str(out)).returncode == 0
+    titles = [yaml.safe_load(f.read_text().split("---\n")[1])["title"] for f in sorted(out.rglob("*.md"))]
+    assert len(titles) == len(set(titles)) == len(memories)
+
+    read = basic_memory(tmp_path, {"project": "back", "folder": str(out), "notes": [], "delete": [], "read": titles})
+
+    notes = read["read"]
+    assert [n.get("error") for n in notes] == [None] * len(titles), notes
+    got = sorted((n["content"].strip("\n"), n["frontmatter"]["type"], n["frontmatter"].get("tags", [])) for n in notes)
+    assert got == sorted((m["content"], m["kind"], m["tags"]) for m in memories)
