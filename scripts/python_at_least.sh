@@ -10,12 +10,16 @@ candidates=()
 for minor in 12 13 14 15; do
   candidates+=("$(command -v "python3.$minor" 2>/dev/null)")
 done
-root="${PYENV_ROOT:-$HOME/.pyenv}"
-if [ -d "$root/versions" ]; then
+roots=("${PYENV_ROOT:-$HOME/.pyenv}")
+if command -v pyenv > /dev/null 2>&1; then
+  roots+=("$(pyenv root)")
+fi
+for root in "${roots[@]}"; do
+  [ -d "$root/versions" ] || continue
   while IFS= read -r version; do
     candidates+=("$root/versions/$version/bin/python3")
   done < <(ls "$root/versions" | grep -E '^3\.[0-9]+\.[0-9]+$' | sort -t. -k1,1n -k2,2n -k3,3n)
-fi
+done
 candidates+=(/usr/local/bin/python3 /usr/bin/python3)
 for python in "${candidates[@]}"; do
   [ -n "$python" ] && [ -x "$python" ] || continue
