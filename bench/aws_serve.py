@@ -26,19 +26,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench.processes import free_port, wait_healthy
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 KEY = "mnemo_bench_local_aws_admin_key_0123456789abcdef"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rss_mb(pid: int) -> float | None:
@@ -79,25 +72,8 @@ def _call(conn: http.client.HTTPConnection, method: str, path: str, body: dict[s
     return reply.status, (json.loads(data) if data else None)
 
 
-def _wait_ready(port: int, launcher: subprocess.Popen[bytes], seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if launcher.poll() is not None:
-            raise RuntimeError(f"scripts/local_aws.py exited with {launcher.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the local AWS stack did not become ready")
-
-
 def run(adds: int, projects: int, *, patched: bool, rss_cap_mb: float, timeout: float, every: int) -> dict[str, Any]:
-    port, moto_port = _free_port(), _free_port()
+    port, moto_port = free_port(), free_port()
     env = {
         **os.environ,
         "MNEMO_BOOTSTRAP_KEY": KEY,
@@ -113,7 +89,7 @@ def run(adds: int, projects: int, *, patched: bool, rss_cap_mb: float, timeout: 
     rss: list[dict[str, Any]] = []
     stopped = ""
     try:
-        _wait_ready(port, launcher)
+        wait_healthy(port, launcher, 300, "scripts/local_aws.py", poll=0.5)
         moto = _moto_pid(launcher.pid, moto_port)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
         slugs = [f"load-{i}" for i in range(projects)]

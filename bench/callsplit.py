@@ -342,12 +342,10 @@ def http_server(argv: list[str]) -> None:
 def _served(data_dir: Path, out: Path, hooks: bool, log: Path) -> Any:
     from contextlib import contextmanager
 
-    from bench.clients import free_port
+    from bench.processes import free_port, stop_group, wait_healthy
 
     @contextmanager
     def running() -> Any:
-        import http.client
-        import signal
         import subprocess
 
         port = free_port()
@@ -363,26 +361,10 @@ def _served(data_dir: Path, out: Path, hooks: bool, log: Path) -> Any:
                 start_new_session=True,
             )
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"mnemo serve did not start: {log.read_text()[-2000:]}")
-                try:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                    conn.request("GET", "/healthz")
-                    if conn.getresponse().status == 200:
-                        conn.close()
-                        break
-                except OSError:
-                    time.sleep(0.1)
+            wait_healthy(port, proc, 120, f"mnemo serve (log: {log})")
             yield port
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_group(proc)
 
     return running()
 

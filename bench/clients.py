@@ -25,7 +25,6 @@ import http.client
 import json
 import multiprocessing
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
+from bench.processes import free_port, stop_group, wait_healthy
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,12 +66,6 @@ BURST_CONNECT_MS = 100.0
 HEALTHZ_P99_MS = 50.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _mnemo() -> str:
     return str(Path(sys.executable).with_name("mnemo"))
 
@@ -95,26 +89,10 @@ def served(data_dir: Path, log: Path) -> Iterator[tuple[int, int]]:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mnemo serve did not start: {log.read_text()[-2000:]}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    conn.close()
-                    break
-            except OSError:
-                time.sleep(0.1)
+        wait_healthy(port, proc, 60, "mnemo serve")
         yield port, proc.pid
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
 
 
 def rpc(tool: str, arguments: dict[str, Any], request_id: int = 1) -> bytes:

@@ -23,7 +23,6 @@ import os
 import platform
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from bench.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY_LINE = re.compile(r'^\s*export MNEMO_KEY="(?P<key>[^"]+)"\s*$', re.M)
@@ -47,12 +48,6 @@ EXPECTED = (
     re.compile(r"^  mnemo_\S+$"),
     re.compile(r'^  export MNEMO_KEY="mnemo_\S+"$'),
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def du(path: Path) -> int:

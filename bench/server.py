@@ -12,8 +12,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,31 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
+from bench.processes import free_port, stop_group, wait_healthy
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"mnemo serve exited with {proc.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("mnemo serve did not become ready")
 
 
 def _load(port: int, bodies: list[bytes], tool: str, threads: int, per_thread: int, max_seconds: float) -> dict:
@@ -121,7 +98,7 @@ def run(size: int, threads: int, per_thread: int, max_seconds: float, workdir: P
         start_new_session=True,
     )
     try:
-        _wait_ready(port, proc)
+        wait_healthy(port, proc, 60, "mnemo serve", poll=0.2)
         searches = [json.dumps({"q": q}).encode() for _, q in corpus.queries(seed, 400)]
         adds = [
             json.dumps({"content": d.content, "kind": d.kind, "tags": d.tags}).encode()
@@ -131,12 +108,7 @@ def run(size: int, threads: int, per_thread: int, max_seconds: float, workdir: P
         search = _load(port, searches, "memory_search", threads, per_thread, max_seconds)
         add = _load(port, adds, "memory_add", threads, max(1, per_thread // 4), max_seconds)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc, timeout=10)
         stderr_file.close()
     errors = (workdir / "server-stderr.log").read_text(errors="replace")
     return {"size": size, "search": search, "add": add, "server_stderr_tail": errors[-2000:]}
