@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
-import warnings
 
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "MnemoTest")
@@ -29,6 +27,7 @@ from mnemo.service.identity import Caller
 from mnemo.service.pipeline import Service
 
 from tests.support import fuzz
+from tests.support.missing import unavailable
 from tests.support.opensearch_node import OpenSearchError, OpenSearchNode, available, fetch
 
 #: the fuzz budgets' profile (HYPOTHESIS_PROFILE: dev, ci — the default — or deep; tests/support/fuzz.py)
@@ -183,16 +182,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 # -- a real OpenSearch node and the AWS backend's stack (moto server), once per session -------
 
 
-def _unavailable(reason: str) -> None:
-    """Skip loudly, or fail when MNEMO_REQUIRE_OPENSEARCH=1 (CI must not silently skip)."""
-    if os.environ.get("MNEMO_REQUIRE_OPENSEARCH") == "1":
-        pytest.fail(f"MNEMO_REQUIRE_OPENSEARCH=1 but a real OpenSearch cannot run here: {reason}", pytrace=False)
-    message = f"SKIPPING real-OpenSearch tests: {reason} (set MNEMO_REQUIRE_OPENSEARCH=1 to make this an error)"
-    warnings.warn(message, stacklevel=2)
-    print(f"\n*** {message}", file=sys.stderr)
-    pytest.skip(message)
-
-
 @pytest.fixture(scope="session")
 def opensearch_node() -> Iterator[OpenSearchNode]:
     """One real OpenSearch 2.19 node on 127.0.0.1 for the whole session (stopped and deleted at the end).
@@ -201,11 +190,11 @@ def opensearch_node() -> Iterator[OpenSearchNode]:
     """
     ok, reason = available()
     if not ok:
-        _unavailable(reason)
+        unavailable("MNEMO_REQUIRE_OPENSEARCH", "OpenSearch", reason)
     try:
         fetch()  # a download failure (offline, no Maven Central) is "unavailable", not a test failure
     except OpenSearchError as exc:
-        _unavailable(str(exc))
+        unavailable("MNEMO_REQUIRE_OPENSEARCH", "OpenSearch", str(exc))
     # a start-up failure is a real error: it carries the log tail
     node = _claim("opensearch") or OpenSearchNode().start()
     try:
@@ -226,26 +215,17 @@ def keycloak_node() -> Iterator[Any]:
         return
     ok, reason = keycloak.available()
     if not ok:
-        _missing("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", reason)
+        unavailable("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", reason)
     try:
         keycloak.fetch()
     except keycloak.KeycloakError as exc:
-        _missing("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", str(exc))
+        unavailable("MNEMO_REQUIRE_KEYCLOAK", "Keycloak", str(exc))
     # minutes on a loaded machine; a failure carries the log tail
     node = _claim("keycloak") or keycloak.KeycloakNode().start()
     try:
         yield node
     finally:
         node.stop()
-
-
-def _missing(variable: str, what: str, reason: str) -> None:
-    if os.environ.get(variable) == "1":
-        pytest.fail(f"{variable}=1 but a real {what} cannot run here: {reason}", pytrace=False)
-    message = f"SKIPPING real-{what} tests: {reason} (set {variable}=1 to make this an error)"
-    warnings.warn(message, stacklevel=2)
-    print(f"\n*** {message}", file=sys.stderr)
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

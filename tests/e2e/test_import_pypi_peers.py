@@ -8,11 +8,8 @@ export loses nothing readable."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
-import warnings
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +18,7 @@ import pytest
 import yaml
 
 from tests.e2e.test_import_peers import Store, store
+from tests.support.missing import unavailable
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -163,22 +161,16 @@ NOTES = [
 DELETED_NOTES = [3]
 
 
-def _no_basic_memory(reason: str) -> None:
-    """Skip loudly, or fail under MNEMO_REQUIRE_BASIC_MEMORY=1 (.ci/run: CI must not silently skip)."""
-    if os.environ.get("MNEMO_REQUIRE_BASIC_MEMORY") == "1":
-        pytest.fail(f"MNEMO_REQUIRE_BASIC_MEMORY=1 but basic-memory cannot run here: {reason}", pytrace=False)
-    message = f"SKIPPING basic-memory's tests: {reason} (set MNEMO_REQUIRE_BASIC_MEMORY=1 to make this an error)"
-    warnings.warn(message, stacklevel=2)
-    print(f"\n*** {message}", file=sys.stderr)
-    pytest.skip(message)
-
-
 def basic_memory(home: Path, spec: dict[str, Any]) -> dict[str, Any]:
     """Run basic-memory's own MCP server on ``spec`` (tests/clients/make_basic_memory_store.py), its
     configuration and database under ``home``; its answers."""
     python = BASIC_MEMORY / "bin" / "python"
     if not python.is_file():
-        _no_basic_memory("the pinned basic-memory is not installed (`make peers` needs a Python 3.12 or later)")
+        unavailable(
+            "MNEMO_REQUIRE_BASIC_MEMORY",
+            "basic-memory",
+            "the pinned basic-memory is not installed (`make peers` needs a Python 3.12 or later)",
+        )
     done = subprocess.run(
         [str(python), str(BASIC_MEMORY_DRIVER), json.dumps(spec)],
         capture_output=True,
