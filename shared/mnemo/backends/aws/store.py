@@ -19,7 +19,8 @@ partition of five minutes), so the change is findable the moment the write retur
 :meth:`DynamoMemoryStore.recent_changes` reads the log consistently and the changed items by key
 (the changes the index may not show yet, for the search adapter), and :meth:`~DynamoMemoryStore.recent`
 merges the same over the eventually consistent ``recent`` GSI. The table has no LSI, so no
-write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall").
+write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall"). A memory's kept
+versions are ``VER#`` items beside it (``versions.py``).
 
 The cleanup job's reads and writes of the table (scans, the repair marks' GSI, batch reads,
 checkpoints) are the maintenance adapter's (``maintenance.py``); ``mark_for_repair``, which the
@@ -38,6 +39,7 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from mnemo import text
+from mnemo.backends.aws import versions
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
     LISTING_WINDOW_S,
@@ -66,7 +68,7 @@ from mnemo.backends.errors import translate_errors
 from mnemo.errors import StoreUnavailable
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
-from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict, kept_versions
+from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
 #: pages of ``recent_changes`` after its first one (a burst of changes overflowed it)
 _RECENT_PAGE_MAX = 500
@@ -390,97 +392,14 @@ class DynamoMemoryStore:
                 if is_condition_failure(exc):
                     raise VersionConflict(memory_id) from None
                 raise
-        self._erase_history(scope, memory_id)
-
-    def _version_items(self, scope: Scope, memory_id: str, projection: str | None = None) -> list[dict[str, Any]]:
-        """The memory's ``VER#`` items (its kept versions and its dropped count), newest first."""
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :ver)",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": memory_pk(scope.workspace_id, scope.project_id)},
-                ":ver": {"S": f"VER#{memory_id}#"},
-            },
-            "ScanIndexForward": False,
-            "ConsistentRead": True,
-        }
-        if projection is not None:
-            request["ProjectionExpression"] = projection
-            request["ExpressionAttributeNames"] = {"#b": "bytes", "#t": "ttl"}
-        items: list[dict[str, Any]] = []
-        while True:
-            out = self.client.query(**request)
-            items += out.get("Items", [])
-            if not out.get("LastEvaluatedKey"):
-                return items
-            request["ExclusiveStartKey"] = out["LastEvaluatedKey"]
-
-    def _delete_items(self, items: list[dict[str, Any]]) -> None:
-        for start in range(0, len(items), 25):
-            pending: dict[str, Any] = {
-                self.table: [
-                    {"DeleteRequest": {"Key": {"pk": i["pk"], "sk": i["sk"]}}} for i in items[start : start + 25]
-                ]
-            }
-            while pending:
-                pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
-
-    def _erase_history(self, scope: Scope, memory_id: str) -> None:
-        """Every ``VER#`` item of the memory: one ``Query`` (and a ``BatchWriteItem`` per 25 found)."""
-        self._delete_items(self._version_items(scope, memory_id, "pk, sk, #b, #t"))
+        versions.erase_history(self.client, self.table, scope, memory_id)
 
     def keep_version(self, previous: MemoryRecord, *, expires_at: datetime | None, dropped: int = 0) -> None:
-        """A ``VER#<id>#<version>`` item beside the memory (the record as JSON, its content's bytes,
-        the memory's TTL): never a ``MEM#`` item, so no stream filter, index, listing or export
-        sees it. Then the bound: the memory's ``VER#`` items read (one ``Query`` of keys and sizes),
-        the oldest beyond it deleted and counted in ``VER#<id>#dropped``; items of another expiry
-        get the memory's (an update that moved ``expires_at``: expiry erases every version)."""
-        scope = Scope(previous.workspace_id, previous.project_id)
-        pk = {"S": memory_pk(previous.workspace_id, previous.project_id)}
-        ttl = ttl_seconds(expires_at)
-        item: dict[str, Any] = {
-            "pk": pk,
-            "sk": {"S": f"VER#{previous.id}#v{previous.version:010d}"},
-            "body": {"S": previous.model_dump_json()},
-            "bytes": {"N": str(len(previous.content.encode()))},
-        }
-        if ttl is not None:
-            item["ttl"] = {"N": str(ttl)}
-        self.client.put_item(TableName=self.table, Item=item)
-        items = self._version_items(scope, previous.id, "pk, sk, #b, #t")
-        versions = [i for i in items if i["sk"]["S"].rsplit("#", 1)[1].startswith("v")]
-        gone = versions[kept_versions(int(i["bytes"]["N"]) for i in versions) :]
-        if gone:
-            self._delete_items(gone)
-        if gone or dropped:
-            update: dict[str, Any] = {
-                "TableName": self.table,
-                "Key": {"pk": pk, "sk": {"S": f"VER#{previous.id}#dropped"}},
-                "UpdateExpression": "ADD dropped :n",
-                "ExpressionAttributeValues": {":n": {"N": str(len(gone) + dropped)}},
-            }
-            if ttl is not None:
-                update["UpdateExpression"] += " SET #t = :ttl"
-                update["ExpressionAttributeNames"] = {"#t": "ttl"}
-                update["ExpressionAttributeValues"][":ttl"] = {"N": str(ttl)}
-            self.client.update_item(**update)
-        for held in (i for i in items if i not in gone):
-            if (held.get("ttl") or {}).get("N") != (None if ttl is None else str(ttl)):
-                change = "REMOVE #t" if ttl is None else "SET #t = :ttl"
-                values = {} if ttl is None else {"ExpressionAttributeValues": {":ttl": {"N": str(ttl)}}}
-                self.client.update_item(
-                    TableName=self.table,
-                    Key={"pk": held["pk"], "sk": held["sk"]},
-                    UpdateExpression=change,
-                    ExpressionAttributeNames={"#t": "ttl"},
-                    **values,
-                )
+        """The memory's earlier version kept beside it, within the bound (``versions.keep_version``)."""
+        versions.keep_version(self.client, self.table, previous, expires_at=expires_at, dropped=dropped)
 
     def history(self, scope: Scope, memory_id: str, *, below: int, limit: int) -> tuple[list[MemoryRecord], int]:
-        items = self._version_items(scope, memory_id)
-        dropped = sum(int(i.get("dropped", {}).get("N", 0)) for i in items)
-        versions = [MemoryRecord.model_validate_json(i["body"]["S"]) for i in items if "body" in i]
-        return [v for v in versions if v.version < below][:limit], dropped
+        return versions.history(self.client, self.table, scope, memory_id, below=below, limit=limit)
 
     def recent_changes(
         self, scope: Scope, since: datetime, first_page: int, most: int
