@@ -14,13 +14,11 @@ leaves a delete marker, ``items.delete_marker_update``), alone or in that transa
 claim and, for a write that supersedes others, their marks (each a put conditional on the marked
 item's previous version: at most 1 + 20 marks + 2 claim actions, well inside the transaction's
 100); the table's stream carries it to the index (``stream.py`` and the indexer). Before it, the
-write puts its entry in the project's change log (``items.change_item``: id and change time, in a
-partition of five minutes), so the change is findable the moment the write returns:
-:meth:`DynamoMemoryStore.recent_changes` reads the log consistently and the changed items by key
-(the changes the index may not show yet, for the search adapter), and :meth:`~DynamoMemoryStore.recent`
-merges the same over the eventually consistent ``recent`` GSI. The table has no LSI, so no
-write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall"). A memory's kept
-versions are ``VER#`` items beside it (``versions.py``).
+write puts its entry in the project's change log (``changes.py``), so the change is findable the
+moment the write returns: :meth:`DynamoMemoryStore.recent_changes` reads it (for the search
+adapter), and :meth:`~DynamoMemoryStore.recent` merges the same over the eventually consistent
+``recent`` GSI. Kept versions are ``versions.py``. The table has no LSI, so
+no write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall").
 
 The cleanup job's reads and writes of the table (scans, the repair marks' GSI, batch reads,
 checkpoints) are the maintenance adapter's (``maintenance.py``); ``mark_for_repair``, which the
@@ -39,7 +37,7 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from mnemo import text
-from mnemo.backends.aws import versions
+from mnemo.backends.aws import changes, versions
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
     LISTING_WINDOW_S,
@@ -49,18 +47,14 @@ from mnemo.backends.aws.items import (
     RECENT_INDEX,
     REPAIR_SHARDS,
     RecentChange,
-    change_item,
     delete_marker_update,
     embedding_attributes,
     filter_expression,
     is_marker,
-    log_buckets,
-    log_pk,
     matches,
     memory_item,
     memory_key,
     memory_pk,
-    recent_change,
     record_from_item,
     ttl_seconds,
 )
@@ -70,10 +64,6 @@ from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
-#: pages of ``recent_changes`` after its first one (a burst of changes overflowed it)
-_RECENT_PAGE_MAX = 500
-#: keys a ``BatchGetItem`` takes
-_BATCH_GET = 100
 #: a claim changed under a write (another write took or gave it up meanwhile): tries before giving up
 _CLAIM_ATTEMPTS = 4
 
@@ -194,15 +184,13 @@ class DynamoMemoryStore:
             return _failed(exc) or ["Unknown"] * len(actions)
         return None
 
-    def _log(self, scope: Scope, memory_id: str, at: datetime) -> None:
-        """The change log entry of a write about to happen, at the change's time (``updated_at``,
-        or the delete's: the time the former LSI sorted it by, so a record written with an older
-        ``updated_at``, an import's, is no recent change either)."""
-        self.client.put_item(TableName=self.table, Item=change_item(scope, memory_id, at, self.log_bucket_s))
+    def _log(self, scope: Scope, memory_id: str, at: datetime, marks: Sequence[MemoryRecord] = ()) -> None:
+        """The change log's entries of a write about to happen and of its marks (``changes.log``)."""
+        changes.log(self.client, self.table, scope, memory_id, at, self.log_bucket_s)
+        changes.log_marks(self.client, self.table, marks, self.log_bucket_s)
 
     def create(self, record: MemoryRecord, *, dedupe: bool = False, marks: Sequence[MemoryRecord] = ()) -> None:
-        self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at)
-        self._log_marks(marks)
+        self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at, marks)
         claim = _claim(record)
         put = {
             "Put": {
@@ -223,13 +211,6 @@ class DynamoMemoryStore:
             return True
 
         self._write_claimed(record, put, claim, marks=marks, held=held, creating=True)
-
-    def _log_marks(self, marks: Sequence[MemoryRecord]) -> None:
-        """The change log entries of the marks, at the time they are marked (``superseded_at``;
-        a mark keeps ``updated_at``): a search right after the write reads them among the recent
-        changes, so a memory superseded a moment ago is left out before the index has its mark."""
-        for mark in marks:
-            self._log(Scope(mark.workspace_id, mark.project_id), mark.id, mark.superseded_at or utc_now())
 
     def _versioned_put(self, record: MemoryRecord, expected_version: int) -> dict[str, Any]:
         """The put of ``record`` only over the stored version ``expected_version``, not a delete marker."""
@@ -348,8 +329,7 @@ class DynamoMemoryStore:
         marks: Sequence[MemoryRecord] = (),
     ) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
-        self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at)
-        self._log_marks(marks)
+        self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at, marks)
         put = self._versioned_put(record, expected_version)
         claim = _claim(record)
         old = _claim(previous) if previous is not None else claim
@@ -404,66 +384,22 @@ class DynamoMemoryStore:
     def recent_changes(
         self, scope: Scope, since: datetime, first_page: int, most: int
     ) -> tuple[list[RecentChange], bool]:
-        """The project's memories changed (written or deleted) at or after ``since``, newest first,
-        each as its item is now: the change log's partitions of the window read consistently
-        (one ``Query`` of ``first_page`` entries each, more pages only when a burst overflowed
-        it), then the changed items by key (``BatchGetItem``, consistent), at most ``most``
-        memories. Returns the changes and whether they are all of them (False: ``most`` was
-        reached)."""
-        ids, complete = self._changed_ids(scope, since, first_page, most)
-        items = self._get_items(scope, ids)
-        return [recent_change(memory_id, items.get(memory_id)) for memory_id in ids], complete
-
-    def _changed_ids(self, scope: Scope, since: datetime, first_page: int, most: int) -> tuple[list[str], bool]:
-        """The ids the change log names at or after ``since``, newest first, each once."""
-        ids: dict[str, None] = {}
-        for bucket in log_buckets(since, utc_now(), self.log_bucket_s):
-            request: dict[str, Any] = {
-                "TableName": self.table,
-                "KeyConditionExpression": "pk = :pk AND sk >= :since",
-                "ExpressionAttributeValues": {":pk": {"S": log_pk(scope, bucket)}, ":since": {"S": format_ts(since)}},
-                "ProjectionExpression": "#id",
-                "ExpressionAttributeNames": {"#id": "id"},
-                "ScanIndexForward": False,
-                "ConsistentRead": True,
-                "Limit": first_page,
-            }
-            while True:
-                out = self.client.query(**request)
-                for item in out.get("Items", []):
-                    ids.setdefault(item["id"]["S"])
-                    if len(ids) >= most:
-                        return list(ids), False
-                last = out.get("LastEvaluatedKey")
-                if not last:
-                    break
-                request["ExclusiveStartKey"] = last
-                request["Limit"] = _RECENT_PAGE_MAX
-        return list(ids), True
-
-    def _get_items(self, scope: Scope, ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The items of these memories (markers included), read consistently, by id."""
-        found: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(ids), _BATCH_GET):
-            keys = [memory_key(scope, memory_id) for memory_id in ids[start : start + _BATCH_GET]]
-            pending: dict[str, Any] = {self.table: {"Keys": keys, "ConsistentRead": True}}
-            while pending:
-                out = self.client.batch_get_item(RequestItems=pending)
-                for item in out.get("Responses", {}).get(self.table, []):
-                    found[item["id"]["S"]] = item
-                pending = out.get("UnprocessedKeys") or {}
-        return found
+        """The project's memories changed at or after ``since``, newest first, as their items are
+        now, and whether they are all of them: the change log read back (``changes.recent_changes``)."""
+        return changes.recent_changes(
+            self.client, self.table, scope, since, first_page, most, bucket_s=self.log_bucket_s
+        )
 
     def recent(self, scope: Scope, flt: MemoryFilter, limit: int) -> list[MemoryRecord]:
         """The project's newest memories that pass ``flt``: pages of the ``recent`` GSI, with the
         changes of the last :data:`~items.LISTING_WINDOW_S` (read consistently, as a search reads
         them) put over it, so a listing right after a write shows it, and never an older copy."""
-        changes, _ = self.recent_changes(
+        latest, _ = self.recent_changes(
             scope, utc_now() - timedelta(seconds=LISTING_WINDOW_S), 100, MAX_LISTING_CHANGES
         )
-        changed = {change.memory_id for change in changes}
+        changed = {change.memory_id for change in latest}
         listed = self._listed(scope, flt, limit, skip=changed)
-        listed += [c.record for c in changes if c.record is not None and matches(c.record, flt)]
+        listed += [c.record for c in latest if c.record is not None and matches(c.record, flt)]
         listed.sort(key=lambda record: (record.updated_at, record.id), reverse=True)
         return listed[:limit]
 
