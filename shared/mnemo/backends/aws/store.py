@@ -17,7 +17,7 @@ item's previous version: at most 1 + 20 marks + 2 claim actions, well inside the
 write puts its entry in the project's change log (``changes.py``), so the change is findable the
 moment the write returns: :meth:`DynamoMemoryStore.recent_changes` reads it (for the search
 adapter), and :meth:`~DynamoMemoryStore.recent` merges the same over the eventually consistent
-``recent`` GSI. Kept versions are ``versions.py``. The table has no LSI, so
+``recent`` GSI (``listing.py``). Kept versions are ``versions.py``. The table has no LSI, so
 no write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall").
 
 The cleanup job's reads and writes of the table (scans, the repair marks' GSI, batch reads,
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import enum
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -37,19 +37,16 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from mnemo import text
-from mnemo.backends.aws import changes, versions
+from mnemo.backends.aws import changes, listing, versions
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
     LISTING_WINDOW_S,
     LOG_BUCKET_S,
     MAX_LISTING_CHANGES,
-    MAX_LISTING_ITEMS,
-    RECENT_INDEX,
     REPAIR_SHARDS,
     RecentChange,
     delete_marker_update,
     embedding_attributes,
-    filter_expression,
     is_marker,
     matches,
     memory_item,
@@ -398,62 +395,10 @@ class DynamoMemoryStore:
             scope, utc_now() - timedelta(seconds=LISTING_WINDOW_S), 100, MAX_LISTING_CHANGES
         )
         changed = {change.memory_id for change in latest}
-        listed = self._listed(scope, flt, limit, skip=changed)
+        listed = listing.listed(self.client, self.table, scope, flt, limit, skip=changed)
         listed += [c.record for c in latest if c.record is not None and matches(c.record, flt)]
         listed.sort(key=lambda record: (record.updated_at, record.id), reverse=True)
         return listed[:limit]
-
-    def _listed(self, scope: Scope, flt: MemoryFilter, limit: int, *, skip: set[str]) -> list[MemoryRecord]:
-        """Up to ``limit`` records from the GSI that pass ``flt``, but those in ``skip``."""
-        expression, names, values = filter_expression(flt)
-        values[":pk"] = {"S": memory_pk(scope.workspace_id, scope.project_id)}
-        # the window is a range of the GSI's sort key ("<updated_at>#<id>"): after ≤ key < before
-        key = "pk = :pk"
-        if flt.updated_after is not None and flt.updated_before is not None:
-            key += " AND recent_sk BETWEEN :after AND :before"  # no key equals a bare timestamp
-        elif flt.updated_after is not None:
-            key += " AND recent_sk >= :after"
-        elif flt.updated_before is not None:
-            key += " AND recent_sk < :before"
-        if flt.updated_after is not None:
-            values[":after"] = {"S": format_ts(flt.updated_after)}
-        if flt.updated_before is not None:
-            values[":before"] = {"S": format_ts(flt.updated_before)}
-        selective = bool(flt.kind or flt.tags_all or flt.visible_teams is not None or flt.kind_like or flt.path_like)
-        page = max(200, limit * 4) if selective else limit + 16 + len(skip)
-        out: list[MemoryRecord] = []
-        for item in self._query_pages(key, expression, names, values, page):
-            if item["id"]["S"] in skip:
-                continue  # changed within the window: its current item is merged instead
-            record = record_from_item(item)
-            if matches(record, flt):
-                out.append(record)
-                if len(out) == limit:
-                    break
-        return out
-
-    def _query_pages(
-        self, key: str, expression: str, names: dict[str, str], values: dict[str, Any], page: int
-    ) -> Iterator[dict[str, Any]]:
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "IndexName": RECENT_INDEX,
-            "KeyConditionExpression": key,
-            "FilterExpression": expression,
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-            "ScanIndexForward": False,
-            "Limit": page,
-        }
-        read = 0
-        while True:
-            out = self.client.query(**request)
-            yield from out.get("Items", [])
-            read += int(out.get("ScannedCount", 0))
-            last = out.get("LastEvaluatedKey")
-            if not last or read >= MAX_LISTING_ITEMS:
-                return
-            request["ExclusiveStartKey"] = last
 
     def scan_project(self, scope: Scope, *, cursor: str | None = None, limit: int = 100) -> Page[MemoryRecord]:
         """The project's records in id order (for export): a ``Query`` on its own partition
