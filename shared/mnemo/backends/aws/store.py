@@ -1,24 +1,16 @@
 """The record store: memories in one DynamoDB table (keys and encoding in ``items.py``).
 
-Claims (``MemoryStore.create``): an item ``pk = WS#…#PRJ#…``, ``sk = CLAIM#<fingerprint>`` beside
-the project's memories names the memory that holds it (``memory_id``) and expires with it
-(``ttl``). A write that changes claims is one ``TransactWriteItems``: the memory's conditional put
-or delete and the claim's conditional put or delete, so a claim and its memory never disagree and
-of two identical adds one commits and the other finds the claim taken — a conditional write, not
-a read-then-write. Only when a condition fails (the claim is held, or held by another) does a call
-read and try again (``_write_claimed``, the one retry loop of ``create`` and ``replace``). No
-``MEM#`` query, scan, change log read, GSI or stream filter sees claim items.
-
 Every change of a memory is one conditional write of its item (a put; a delete is an update that
-leaves a delete marker, ``items.delete_marker_update``), alone or in that transaction with its
+leaves a delete marker, ``items.delete_marker_update``), alone or in one transaction with its
 claim and, for a write that supersedes others, their marks (each a put conditional on the marked
 item's previous version: at most 1 + 20 marks + 2 claim actions, well inside the transaction's
-100); the table's stream carries it to the index (``stream.py`` and the indexer). Before it, the
-write puts its entry in the project's change log (``changes.py``), so the change is findable the
-moment the write returns: :meth:`DynamoMemoryStore.recent_changes` reads it (for the search
-adapter), and :meth:`~DynamoMemoryStore.recent` merges the same over the eventually consistent
-``recent`` GSI (``listing.py``). Kept versions are ``versions.py``. The table has no LSI, so
-no write can fail because a project grew (docs/scale.md, "Lifting the 10 GB wall").
+100): the claims and the transaction's retry loop are ``claims.py``. The table's stream carries
+the write to the index (``stream.py`` and the indexer). Before it, the write puts its entry in the
+project's change log (``changes.py``), so the change is findable the moment the write returns:
+:meth:`DynamoMemoryStore.recent_changes` reads it (for the search adapter), and
+:meth:`~DynamoMemoryStore.recent` merges the same over the eventually consistent ``recent`` GSI
+(``listing.py``). Kept versions are ``versions.py``. The table has no LSI, so no write can fail
+because a project grew (docs/scale.md, "Lifting the 10 GB wall").
 
 The cleanup job's reads and writes of the table (scans, the repair marks' GSI, batch reads,
 checkpoints) are the maintenance adapter's (``maintenance.py``); ``mark_for_repair``, which the
@@ -27,17 +19,15 @@ stream indexer calls, is the store's.
 
 from __future__ import annotations
 
-import enum
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from mnemo import text
-from mnemo.backends.aws import changes, listing, versions
+from mnemo.backends.aws import changes, claims, listing, versions
 from mnemo.backends.aws.errors import is_condition_failure, outage
 from mnemo.backends.aws.items import (
     LISTING_WINDOW_S,
@@ -53,41 +43,11 @@ from mnemo.backends.aws.items import (
     memory_key,
     memory_pk,
     record_from_item,
-    ttl_seconds,
 )
 from mnemo.backends.errors import translate_errors
-from mnemo.errors import StoreUnavailable
 from mnemo.models.common import format_ts, utc_now
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
-
-#: a claim changed under a write (another write took or gave it up meanwhile): tries before giving up
-_CLAIM_ATTEMPTS = 4
-
-
-def _claim(record: MemoryRecord) -> str:
-    return text.fingerprint(record.content, record.kind, record.path, record.team_id)
-
-
-def _written(record: MemoryRecord) -> dict[str, Any]:
-    """The attributes a write of ``record`` sets that no other write at its version changes."""
-    item = memory_item(record)
-    for name in embedding_attributes(record):
-        del item[name]
-    return item
-
-
-def _failed(exc: ClientError) -> list[str]:
-    """Per action of a cancelled transaction, its cancellation code ("None" when it was fine)."""
-    return [str(reason.get("Code") or "None") for reason in exc.response.get("CancellationReasons", [])]
-
-
-class _Found(enum.Enum):
-    """What a write whose condition failed finds in the table (``DynamoMemoryStore._found``)."""
-
-    THIS_WRITE = "this write"  # it had landed: the SDK retried it after it committed
-    OTHER_WRITE = "another write"  # a conflict
-    NOTHING = "nothing"  # the item that failed the condition is gone again
 
 
 @translate_errors(outage)
@@ -131,56 +91,6 @@ class DynamoMemoryStore:
             raise RuntimeError("no neighbour source is wired (AwsBackend wires its search index)")
         return self.neighbour_source.neighbours(scope, anchors, flt, per_side=per_side, same_session=same_session)
 
-    def _claim_key(self, record: MemoryRecord, claim: str) -> dict[str, Any]:
-        return {"pk": {"S": memory_pk(record.workspace_id, record.project_id)}, "sk": {"S": f"CLAIM#{claim}"}}
-
-    def _claim_put(self, record: MemoryRecord, claim: str, *, taking_from: str | None = None) -> dict[str, Any]:
-        """The put of ``record``'s claim: only when the claim is free, or (``taking_from``) still held
-        by that record (one that expired)."""
-        item = {**self._claim_key(record, claim), "memory_id": {"S": record.id}}
-        ttl = ttl_seconds(record.expires_at)
-        if ttl is not None:
-            item["ttl"] = {"N": str(ttl)}  # DynamoDB's TTL removes it with its memory
-        put: dict[str, Any] = {"TableName": self.table, "Item": item}
-        if taking_from is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            put["ConditionExpression"] = "memory_id = :holder"
-            put["ExpressionAttributeValues"] = {":holder": {"S": taking_from}}
-        return {"Put": put}
-
-    def _claim_delete(self, record: MemoryRecord, claim: str) -> dict[str, Any]:
-        """The delete of ``record``'s claim, only if ``record`` holds it."""
-        return {
-            "Delete": {
-                "TableName": self.table,
-                "Key": self._claim_key(record, claim),
-                "ConditionExpression": "memory_id = :me",
-                "ExpressionAttributeValues": {":me": {"S": record.id}},
-            }
-        }
-
-    def _holder(self, record: MemoryRecord, claim: str) -> tuple[str | None, bool]:
-        """Who holds ``claim`` in the record's project (None: nobody), and whether that memory is
-        live (stored and not expired)."""
-        out = self.client.get_item(TableName=self.table, Key=self._claim_key(record, claim), ConsistentRead=True)
-        holder = (out.get("Item") or {}).get("memory_id", {}).get("S")
-        if holder is None:
-            return None, False
-        held = self.get(Scope(record.workspace_id, record.project_id), holder)
-        return holder, held is not None and not held.expired(utc_now())
-
-    def _transact(self, actions: list[dict[str, Any]]) -> list[str] | None:
-        """Run the actions as one transaction; None when it committed, else each action's
-        cancellation code."""
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-                raise
-            return _failed(exc) or ["Unknown"] * len(actions)
-        return None
-
     def _log(self, scope: Scope, memory_id: str, at: datetime, marks: Sequence[MemoryRecord] = ()) -> None:
         """The change log's entries of a write about to happen and of its marks (``changes.log``)."""
         changes.log(self.client, self.table, scope, memory_id, at, self.log_bucket_s)
@@ -188,7 +98,7 @@ class DynamoMemoryStore:
 
     def create(self, record: MemoryRecord, *, dedupe: bool = False, marks: Sequence[MemoryRecord] = ()) -> None:
         self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at, marks)
-        claim = _claim(record)
+        claim = claims.claim_of(record)
         put = {
             "Put": {
                 "TableName": self.table,
@@ -204,113 +114,10 @@ class DynamoMemoryStore:
                 raise Duplicate(holder)
             if marks:
                 return False  # a duplicate that was asked for, with its marks: the transaction, no claim
-            self._put_new(record)  # a duplicate that was asked for: stored, without the claim
+            claims.put_new(self, record)  # a duplicate that was asked for: stored, without the claim
             return True
 
-        self._write_claimed(record, put, claim, marks=marks, held=held, creating=True)
-
-    def _versioned_put(self, record: MemoryRecord, expected_version: int) -> dict[str, Any]:
-        """The put of ``record`` only over the stored version ``expected_version``, not a delete marker."""
-        return {
-            "TableName": self.table,
-            "Item": memory_item(record),
-            "ConditionExpression": "#v = :expected AND attribute_not_exists(#del)",
-            "ExpressionAttributeNames": {"#v": "version", "#del": "deleted"},
-            "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
-        }
-
-    def _write_claimed(
-        self,
-        record: MemoryRecord,
-        write: dict[str, Any],
-        claim: str | None,
-        *,
-        release: dict[str, Any] | None = None,
-        marks: Sequence[MemoryRecord] = (),
-        held: Callable[[str], bool],
-        creating: bool = False,
-    ) -> None:
-        """The memory's conditional ``write``, the ``marks`` (each over its previous version), its
-        claim taken (``claim``; None: none) and ``release``, its old claim's delete, in one
-        transaction. When a condition fails, read and try again, at most ``_CLAIM_ATTEMPTS`` times:
-        the write's → :class:`VersionConflict` (unless this very write had landed: done; or,
-        ``creating``, the item that failed it is gone again: try again); a mark's →
-        :class:`VersionConflict` of that mark (it changed meanwhile); the release's → the record
-        did not hold its old claim: go on without it; the claim's → who holds it: nobody (given up
-        meanwhile) or an expired memory (whose claim passes to this one) → take it; a live memory
-        → ``held(holder)``, True when it finished the write itself, False to write without the
-        claim. Any other cancellation (``TransactionConflict``: another transaction on these
-        items) → try again. Out of tries → :class:`StoreUnavailable` (503): nothing of this write
-        stands, so the call may be retried."""
-        taking_from: str | None = None
-        take = claim is not None
-        mark_puts = [{"Put": self._versioned_put(mark, mark.version - 1)} for mark in marks]
-        for _ in range(_CLAIM_ATTEMPTS):
-            actions = [write, *mark_puts]
-            if release is not None:
-                actions.append(release)
-            if take and claim is not None:
-                actions.append(self._claim_put(record, claim, taking_from=taking_from))
-            failed = self._transact(actions)
-            if failed is None:
-                return
-            if failed[0] == "ConditionalCheckFailed":
-                found = self._found(record)
-                if found is _Found.THIS_WRITE:
-                    return  # the SDK's retry of this very transaction, which had committed
-                if found is _Found.OTHER_WRITE or not creating:
-                    raise VersionConflict(record.id)  # another write, or the memory is gone
-                continue  # what failed a new memory's condition is gone again: try again
-            for mark, code in zip(marks, failed[1 : 1 + len(marks)], strict=True):
-                if code == "ConditionalCheckFailed":
-                    raise VersionConflict(mark.id)
-            if release is not None and failed[1 + len(marks)] == "ConditionalCheckFailed":
-                release = None  # it did not hold its old claim
-            if take and failed[-1] == "ConditionalCheckFailed" and claim is not None:
-                holder, live = self._holder(record, claim)
-                if live and holder is not None:
-                    if held(holder):
-                        return
-                    take, taking_from = False, None
-                else:
-                    taking_from = holder  # None: a free claim
-        # nothing of this write committed (or what did is gone again): a retry of the call is safe
-        raise StoreUnavailable(cause=f"DynamoDB: the write of {record.id} kept meeting other writes")
-
-    def _put_new(self, record: MemoryRecord) -> None:
-        for _ in range(_CLAIM_ATTEMPTS):
-            try:
-                self.client.put_item(
-                    TableName=self.table,
-                    Item=memory_item(record),
-                    ConditionExpression="attribute_not_exists(pk) OR attribute_exists(#del)",
-                    ExpressionAttributeNames={"#del": "deleted"},
-                )
-                return
-            except ClientError as exc:
-                if not is_condition_failure(exc):
-                    raise
-            found = self._found(record)
-            if found is _Found.THIS_WRITE:
-                return
-            if found is _Found.OTHER_WRITE:
-                raise VersionConflict(record.id)
-        raise StoreUnavailable(cause=f"DynamoDB: the write of {record.id} kept meeting other writes")
-
-    def _found(self, record: MemoryRecord) -> _Found:
-        """What the table holds where ``record``'s conditional write failed: this very write (the
-        SDK retried it after it had committed: a dropped connection, a read timeout; real DynamoDB
-        answers a retried transaction by its ``ClientRequestToken``, moto and a ``PutItem`` do
-        not), another one, or nothing. "This write" is the item at the record's version and
-        change time with the record's fields, whatever the writes that keep the version have done
-        to it since (the cleanup job's vector, a repair mark): compared item for item, a vector
-        written between the commit and the retry made a write that had landed a conflict."""
-        stored = self.get(Scope(record.workspace_id, record.project_id), record.id)
-        if stored is None:
-            return _Found.NOTHING
-        if _written(stored) == _written(record):
-            return _Found.THIS_WRITE
-        return _Found.OTHER_WRITE
+        claims.write_claimed(self, record, put, claim, marks=marks, held=held, creating=True)
 
     def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         out = self.client.get_item(TableName=self.table, Key=memory_key(scope, memory_id), ConsistentRead=True)
@@ -327,25 +134,31 @@ class DynamoMemoryStore:
     ) -> None:
         # A whole-item put: it also drops a repair mark, as the new version gets indexed now.
         self._log(Scope(record.workspace_id, record.project_id), record.id, record.updated_at, marks)
-        put = self._versioned_put(record, expected_version)
-        claim = _claim(record)
-        old = _claim(previous) if previous is not None else claim
+        put = claims.versioned_put(self.table, record, expected_version)
+        claim = claims.claim_of(record)
+        old = claims.claim_of(previous) if previous is not None else claim
         if old == claim and not marks:
             try:
                 self.client.put_item(**put)
             except ClientError as exc:
                 if not is_condition_failure(exc):
                     raise
-                if self._found(record) is not _Found.THIS_WRITE:
+                if claims.found(self, record) is not claims.Found.THIS_WRITE:
                     raise VersionConflict(record.id) from None
             return
         if old == claim:  # the claims stay: the record and its marks, one transaction
-            self._write_claimed(record, {"Put": put}, None, marks=marks, held=lambda _: False)
+            claims.write_claimed(self, record, {"Put": put}, None, marks=marks, held=lambda _: False)
             return
         # the fingerprint changes: give up the old claim (if held) and take the new one (if free;
         # a live memory's claim stays its own, and this version goes without one)
-        self._write_claimed(
-            record, {"Put": put}, claim, release=self._claim_delete(record, old), marks=marks, held=lambda _: False
+        claims.write_claimed(
+            self,
+            record,
+            {"Put": put},
+            claim,
+            release=claims.claim_delete(self.table, record, old),
+            marks=marks,
+            held=lambda _: False,
         )
 
     def delete(
@@ -359,7 +172,9 @@ class DynamoMemoryStore:
         update = {"TableName": self.table, **delete_marker_update(scope, memory_id, expected_version, now)}
         failed: list[str] | None = None
         if record is not None:
-            failed = self._transact([{"Update": update}, self._claim_delete(record, _claim(record))])
+            failed = claims.transact(
+                self.client, [{"Update": update}, claims.claim_delete(self.table, record, claims.claim_of(record))]
+            )
             if failed is not None and failed[0] == "ConditionalCheckFailed":
                 raise VersionConflict(memory_id)
         if record is None or failed is not None:
