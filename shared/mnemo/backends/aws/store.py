@@ -50,7 +50,6 @@ from mnemo.models.records import MemoryRecord
 from mnemo.ports import Duplicate, MemoryFilter, Page, Scope, VersionConflict
 
 
-@translate_errors(outage)
 class NeighbourSource(Protocol):
     def neighbours(
         self,
@@ -63,6 +62,7 @@ class NeighbourSource(Protocol):
     ) -> dict[str, list[MemoryRecord]]: ...
 
 
+@translate_errors(outage)
 class DynamoMemoryStore:
     def __init__(self, client: Any, table: str, *, log_bucket_s: int = LOG_BUCKET_S) -> None:
         self.client = client
