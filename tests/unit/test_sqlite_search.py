@@ -2,7 +2,7 @@
 layout or analysis is rebuilt.
 
 ``SqliteSearchIndex.search`` reads only the best postings of each key (the threshold algorithm,
-``backends/sqlite/topk.py``). These tests hold it to a reference that scores every document of
+``backends/sqlite/topk/``). These tests hold it to a reference that scores every document of
 the project with the same formula, on the edges where reading the top is not enough: filters that
 reject the best documents, ties, rare co-occurrences, prefixes, working memories first; with small
 round sizes, so that several rounds and the fallbacks run."""
@@ -319,7 +319,7 @@ def test_no_statement_of_a_write_or_a_search_scans_a_table(tmp_path: Path) -> No
         if not statement.lstrip().upper().startswith(("SELECT", "INSERT", "UPDATE", "DELETE")):
             continue
         if statement.startswith("SELECT m.seq, m.updated_at, q.term, q.impact FROM memories m CROSS JOIN postings q"):
-            # _Search.passing, on purpose: the project's records filtered in C, when the filters
+            # Verdicts.passing, on purpose: the project's records filtered in C, when the filters
             # reject what the best postings hold (bounded by the project, not by its postings)
             continue
         if statement.startswith("SELECT count(*) FROM (SELECT 1 FROM memories m"):
@@ -380,7 +380,7 @@ def test_candidate_lookups_start_from_the_candidates(tmp_path: Path) -> None:
 
 def test_recall_with_a_filter_the_best_postings_miss_scores_the_records_that_pass(tmp_path: Path) -> None:
     """Past its bounded reads an ``any`` query whose filter rejects every document read goes to
-    the records that pass the filter (``_Search.passing``) and answers exactly."""
+    the records that pass the filter (``Verdicts.passing``) and answers exactly."""
     backend = SqliteBackend(tmp_path / "mnemo.db")
     backend.index = SqliteSearchIndex(backend.db, min_size=2, max_size=8, max_total=16)
     records = [_add(backend, f"alpha beta {i}", kind="x", minutes=i) for i in range(200)]

@@ -1,4 +1,4 @@
-"""The SQLite index's top-k engine (``backends/sqlite/topk.py``) on its own: pure Python over a
+"""The SQLite index's top-k engine (``backends/sqlite/topk/``) on its own: pure Python over a
 posting source, here lists in memory. Whatever the round sizes and budgets, an exact search
 answers what scoring every document answers; the best-effort ``any`` search stays within its
 budgets of reads and lookups."""

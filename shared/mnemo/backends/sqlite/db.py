@@ -75,7 +75,7 @@ class Database:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA case_sensitive_like=ON")
             conn.execute("PRAGMA foreign_keys=ON")
-            # Searches look up postings and records at random (backends/sqlite/topk.py): reading
+            # Searches look up postings and records at random (backends/sqlite/topk/): reading
             # pages through a memory map instead of read() calls halves their cost at 100k memories.
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self._local.conn = conn
