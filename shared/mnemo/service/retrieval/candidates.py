@@ -87,10 +87,12 @@ def gather(
     return Pools(terms, lexical, similar, floor, prefer_working)
 
 
-def by_meaning(hit: IndexHit, terms: list[text.QueryTerm]) -> Match:
-    """A vector search hit as a match found by meaning; the query terms it holds, if any, are
-    worked out by :func:`completed` for the ones an answer shows (no ranking rule needs them)."""
-    return Match(hit.record, hit.score, [], similarity=hit.score, by_words=False, analysed=not terms)
+def by_meaning(hit: IndexHit, terms: list[text.QueryTerm], score: float | None = None) -> Match:
+    """A vector search hit as a match found by meaning, weighing ``score`` (default: its
+    similarity); the query terms it holds, if any, are worked out by :func:`completed` for the
+    ones an answer shows (no ranking rule needs them)."""
+    weight = hit.score if score is None else score
+    return Match(hit.record, weight, [], similarity=hit.score, by_words=False, analysed=not terms)
 
 
 def completed(matches: list[Match], terms: list[text.QueryTerm], *, full: bool) -> list[Match]:
