@@ -257,3 +257,39 @@ def test_each_packaged_embedder_says_its_own_floor() -> None:
     # plain dense ranks in its first 10 on the real questions, bench/results/2026-12-03-floors-minilm.md)
     assert candidates.min_similarity(StaticEmbedder()) == MIN_SIMILARITY == 0.35
     assert TransformerEmbedder.min_similarity == 0.1
+
+
+def test_a_fused_word_match_keeps_every_field_of_its_match():
+    # fusion makes each merged match once (no dataclasses.replace): a field Match gains later must
+    # be carried too, so the fused match is the word match with only its score and similarity new
+    import dataclasses
+
+    word = Match(
+        record(1),
+        1.5,
+        ["deploy"],
+        fields={"content": ["deploy"]},
+        via_stem={"deploys": ["deploy"]},
+        similarity=None,
+        by_words=True,
+        analysed=False,
+        lent=0.25,
+        via_context=True,
+    )
+    assert {f.name for f in dataclasses.fields(Match)} <= {
+        "record",
+        "score",
+        "matched",
+        "fields",
+        "via_stem",
+        "similarity",
+        "by_words",
+        "analysed",
+        "lent",
+        "via_context",
+    }, "a new Match field: make fusion._weighed carry it, then add it here"
+
+    fused = fusion._weighed(word, 0.75, 0.61, [])
+
+    assert fused == dataclasses.replace(word, score=0.75, similarity=0.61)
+    assert fusion._weighed(word, 0.75, None, []) == dataclasses.replace(word, score=0.75)
