@@ -179,7 +179,7 @@ class MemoryStore(Protocol):
         another team's) is skipped, not a gap: the next one further out takes its place. An anchor
         of another project gets an empty list.
 
-        Cost: SQLite, two indexed range reads per anchor (index ``memories_session`` on (project,
+        Cost: SQLite, two indexed range reads per anchor in one statement (index ``memories_session`` on (project,
         session, id), or the (project, id) key), no scan; AWS, one ``_msearch`` request to the
         search index for all anchors (two searches in it per anchor), which holds every record in
         full — so a memory saved in the last moment (before the stream indexer has brought it to

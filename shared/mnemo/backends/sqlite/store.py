@@ -260,15 +260,18 @@ class SqliteMemoryStore:
                 continue
             session = anchor.session if same_session else None
             near = "m.session = ? AND " if session is not None else ""
-            found: list[MemoryRecord] = []
-            for op, order in (("<", "DESC"), (">", "ASC")):
-                rows = conn.execute(
-                    f"SELECT {VECTOR_COLUMNS} FROM memories m WHERE m.project_id = ? AND {near}m.id {op} ?"
-                    f" AND m.workspace_id = ? AND {where} ORDER BY m.id {order} LIMIT ?",
-                    (scope.project_id, *([session] if session is not None else []), anchor.id,
-                     scope.workspace_id, *params, per_side),
-                ).fetchall()  # fmt: skip
-                found += [record_of(r) for r in rows]
+            # one statement for both sides, and the bodies only: context lends by id, and its
+            # callers never read a neighbour's vector (its 1.5 KB, read as 384 floats, cost recall
+            # more than the rest of its context stage, bench/results/2026-12-04-recall-cut.md)
+            before, after = (
+                f"SELECT body FROM (SELECT m.body FROM memories m WHERE m.project_id = ? AND {near}m.id {op} ?"
+                f" AND m.workspace_id = ? AND {where} ORDER BY m.id {order} LIMIT ?)"
+                for op, order in (("<", "DESC"), (">", "ASC"))
+            )
+            args = (scope.project_id, *([session] if session is not None else []), anchor.id,
+                    scope.workspace_id, *params, per_side)  # fmt: skip
+            rows = conn.execute(f"{before} UNION ALL {after}", (*args, *args)).fetchall()
+            found = [record_of(r) for r in rows]
             out[anchor.id] = sorted(found, key=lambda r: r.id)
         return out
 
