@@ -177,13 +177,14 @@ class MemoryStore(Protocol):
         ``created_at``; an import keeps both). Only memories passing ``flt`` count (recall passes
         the caller's visibility: teams, expiry), and a memory that fails it (deleted, expired,
         another team's) is skipped, not a gap: the next one further out takes its place. An anchor
-        of another project gets an empty list.
+        of another project gets an empty list. A neighbour may come without its ``embedding``
+        (SQLite leaves the vectors unread): callers use its id and score, never its vector.
 
-        Cost: SQLite, two indexed range reads per anchor in one statement (index ``memories_session`` on (project,
-        session, id), or the (project, id) key), no scan; AWS, one ``_msearch`` request to the
-        search index for all anchors (two searches in it per anchor), which holds every record in
-        full — so a memory saved in the last moment (before the stream indexer has brought it to
-        the index, ≈ 1 s) is not yet anyone's neighbour."""
+        Cost: SQLite, two indexed range reads per anchor in one statement (index
+        ``memories_session`` on (project, session, id), or the (project, id) key), no scan; AWS,
+        one ``_msearch`` request to the search index for all anchors (two searches in it per
+        anchor), which holds every record in full — so a memory saved in the last moment (before
+        the stream indexer has brought it to the index, ≈ 1 s) is not yet anyone's neighbour."""
         ...
 
     def set_embedding(self, record: MemoryRecord) -> bool:
