@@ -6,11 +6,13 @@ the natural-language set (``bench/nl_set.py`` and MemoryBank, ``bench/public_set
 candidate pools the service hands to its fusion rule are kept (a recording rule passed to the
 service, :class:`Recording`): the word search's best ``POOL`` (BM25) and the vector search's best
 ``POOL`` (cosine 0 or more). Each rule then ranks those same pools — the adopted one
-(``mnemo.service.retrieval.fusion.ZScore``, with its constants or others) and the rules measured
-and not adopted, which live here, built from the service's parts: ``maxc`` (the rule the adopted
-one replaced), ``rrf`` (reciprocal rank, k ``RRF_K``) and ``zscore`` with ``OUTLIER_Z_UNCOVERED``
-(a lower threshold when the best word hit covers less of the query) — so a rule's figures are the
-ones the service would answer with it, and ``lexical`` / ``semantic`` are the pools alone
+(``mnemo.service.retrieval.fusion.ZScore``, with its constants or others: ``zscore:FROM_Z=2.5`` is
+the rule it replaced, whose meaning hits weighed nothing below 2.5 standard deviations) and the
+rules measured and not adopted, which live here, built from the service's parts: ``maxc`` (the
+rule before that), ``zsum`` (each half's z-scores over its pool, summed with weights ``WORDS`` and
+``1 - WORDS``), ``rrf`` (reciprocal rank, k ``RRF_K``) and ``zscore`` with
+``OUTLIER_Z_UNCOVERED`` (a lower threshold when the best word hit covers less of the query) — so a
+rule's figures are the ones the service would answer with it, and ``lexical`` / ``semantic`` are the pools alone
 (``semantic``: cosine at least the embedder's floor).
 
     python -m bench.fusion                                  # the rules of RULES
@@ -44,7 +46,7 @@ from mnemo.service.retrieval.matching import Match
 
 from bench import nl_quality, quality, quality_set
 
-RULES = "zscore,maxc,rrf,rrf:MEANING_WEIGHT=1.0"
+RULES = "zscore,zscore:FROM_Z=2.5,zsum,zsum:WORDS=0.7,maxc,rrf,rrf:MEANING_WEIGHT=1.0"
 ROOT = Path(__file__).resolve().parent.parent
 RRF_K = 60
 
@@ -121,9 +123,41 @@ class Uncovered:
         return fusion.merge(pools, fusion.word_weights(lexical, scale), similar, meaning)
 
 
+@dataclass(frozen=True)
+class ZSum:
+    """Measured, not adopted ("zsum"): score normalisation and a weighted sum — each half's scores
+    as z-scores over its own pool (BM25 over the word candidates, similarity over the vector
+    candidates), a memory a half did not find at that half's lowest z-score, summed with the words
+    weighted ``words`` and meaning ``1 - words``."""
+
+    words: float = 0.5
+    hybrid_min_similarity: float = 0.2
+
+    def fuse(self, pools: CandidatePools) -> list[Match]:
+        if not pools.similar:
+            return list(pools.lexical)
+        similar = fusion.meaning_candidates(pools, self.hybrid_min_similarity)
+
+        def z(scores: dict[str, float]) -> dict[str, float]:
+            mean, sd = fusion.spread(list(scores.values()))
+            return {ref: (score - mean) / sd if sd > 0 else 0.0 for ref, score in scores.items()}
+
+        by_words = z({m.record.id: m.score for m in pools.lexical})
+        by_meaning = z({h.record.id: h.score for h in pools.similar})
+        low_words, low_meaning = min(by_words.values(), default=0.0), min(by_meaning.values(), default=0.0)
+
+        def weight(ref: str) -> float:
+            return self.words * by_words.get(ref, low_words) + (1 - self.words) * by_meaning.get(ref, low_meaning)
+
+        return fusion.merge(
+            pools, [weight(m.record.id) for m in pools.lexical], similar, [weight(h.record.id) for h in similar]
+        )
+
+
 def rule(spec: str) -> Fusion:
-    """A rule from ``NAME[:CONSTANT=value;…]``: ``zscore`` (the adopted rule; ``OUTLIER_Z``,
-    ``HYBRID_MIN_SIMILARITY``, and ``OUTLIER_Z_UNCOVERED`` for :class:`Uncovered`), ``maxc``
+    """A rule from ``NAME[:CONSTANT=value;…]``: ``zscore`` (the adopted rule; ``FROM_Z``, ``FULL_Z``,
+    ``HYBRID_MIN_SIMILARITY``; or, with ``OUTLIER_Z_UNCOVERED``, :class:`Uncovered` and its
+    ``OUTLIER_Z``), ``zsum`` (``WORDS``), ``maxc``
     (``MEANING_WEIGHT``), ``rrf`` (``MEANING_WEIGHT``, ``RRF_K``)."""
     name, _, rest = spec.partition(":")
     constants = {k.strip(): float(v) for k, v in (kv.split("=") for kv in rest.split(";") if kv)}
@@ -133,11 +167,14 @@ def rule(spec: str) -> Fusion:
         else {}
     )
     if name == "zscore":
-        z = {"outlier_z": constants.pop("OUTLIER_Z")} if "OUTLIER_Z" in constants else {}
         if "OUTLIER_Z_UNCOVERED" in constants:
+            z = {"outlier_z": constants.pop("OUTLIER_Z")} if "OUTLIER_Z" in constants else {}
             built: Fusion = Uncovered(constants.pop("OUTLIER_Z_UNCOVERED"), **z, **floor)
         else:
-            built = ZScore(**z, **floor)
+            named = {"FROM_Z": "from_z", "FULL_Z": "full_z"}
+            built = ZScore(**{named[k]: constants.pop(k) for k in list(constants) if k in named}, **floor)
+    elif name == "zsum":
+        built = ZSum(**{"words": constants.pop("WORDS")} if "WORDS" in constants else {}, **floor)
     elif name == "maxc":
         built = MaxC(
             **{"meaning_weight": constants.pop("MEANING_WEIGHT")} if "MEANING_WEIGHT" in constants else {}, **floor
@@ -146,7 +183,7 @@ def rule(spec: str) -> Fusion:
         named = {"MEANING_WEIGHT": "meaning_weight", "RRF_K": "k"}
         built = RRF(**{named[k]: constants.pop(k) for k in list(constants) if k in named}, **floor)
     else:
-        raise SystemExit(f"unknown fusion rule {name!r}: zscore, maxc or rrf")
+        raise SystemExit(f"unknown fusion rule {name!r}: zscore, zsum, maxc or rrf")
     if constants:
         raise SystemExit(f"rule {name!r} has no constant {', '.join(constants)}")
     return built

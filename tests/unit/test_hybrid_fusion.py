@@ -1,10 +1,10 @@
 """Hybrid recall's adopted fusion rule and floors (mnemo.service.retrieval.fusion and .candidates;
 docs/retrieval.md, "Meaning"), without a backend: each half weighs its candidates in [0, 1] — words
 by relative BM25 times coverage, meaning by what the words leave unexplained times how far the
-similarity stands out from the vector candidates' (a z-score) — and a memory found by both weighs
-the larger; below the embedder's floor (MIN_SIMILARITY unless it says its own) a meaning hit only
-ranks among word hits (down to the rule's hybrid floor), never answers a query the words found
-nothing for."""
+similarity stands above the vector candidates' mean (a z-score, in full at ``full_z``) — and a
+memory found by both weighs the larger; below the embedder's floor (MIN_SIMILARITY unless it says
+its own) a meaning hit only ranks among word hits (down to the rule's hybrid floor), never answers
+a query the words found nothing for."""
 
 from __future__ import annotations
 
@@ -68,11 +68,31 @@ def test_the_floors_are_ordered() -> None:
 
 
 def test_the_service_s_default_rule_is_the_adopted_one() -> None:
-    assert ZScore(outlier_z=2.5, hybrid_min_similarity=0.2) == ADOPTED
+    assert ZScore(from_z=0.0, full_z=5.0, hybrid_min_similarity=0.2) == ADOPTED
 
 
-def test_outlier_is_nothing_up_to_outlier_z_deviations_and_everything_from_twice_that() -> None:
-    z = RULE.outlier_z
+def test_a_meaning_hit_weighs_in_proportion_to_how_far_it_stands_above_the_mean() -> None:
+    pool = noise()
+    mean, sd = spread(pool)
+    words = [by_words(n, 5.0 - n / 10, held=0) for n in range(1, 4)]  # hold nothing: coverage 0
+
+    def weight(z: float) -> tuple[float, float]:
+        """The hit's fused weight, and its z-score among the candidates it joins."""
+        hit = IndexHit(record(20), mean + z * sd)
+        pools = Pools(TERMS, words, [hit, *pool], MIN_SIMILARITY)
+        m, s = spread(pools.similar)
+        return next(m.score for m in ADOPTED.fuse(pools) if m.record.id == hit.record.id), (hit.score - m) / s
+
+    assert coverage(words, TERMS) == 0.0
+    assert weight(-0.5)[0] == 0.0
+    for z in (0.5, 1.0, 2.0, 4.0):
+        got, joined = weight(z)
+        assert got == pytest.approx(joined / RULE.full_z, abs=1e-5)
+    assert weight(2 * RULE.full_z)[0] == 1.0
+
+
+def test_outlier_is_nothing_up_to_z_deviations_and_everything_from_twice_that() -> None:
+    z = 2.5
 
     assert outlier(0.5 + z * 0.1, 0.5, 0.1, z=z) == 0.0
     assert outlier(0.5 + 1.5 * z * 0.1, 0.5, 0.1, z=z) == pytest.approx(0.5)
@@ -82,7 +102,7 @@ def test_outlier_is_nothing_up_to_outlier_z_deviations_and_everything_from_twice
 
 
 def test_outlier_counts_from_another_threshold_when_given_one_over_the_same_width() -> None:
-    z = RULE.outlier_z
+    z = 2.5
 
     assert outlier(0.5 + 1.0 * 0.1, 0.5, 0.1, z=z, threshold=1.0) == 0.0
     assert outlier(0.5 + (1.0 + z / 2) * 0.1, 0.5, 0.1, z=z, threshold=1.0) == pytest.approx(0.5)
@@ -99,8 +119,9 @@ def test_another_rule_s_constants_change_the_ranking_the_adopted_one_gives() -> 
     def weight(rule: ZScore) -> float:
         return next(m.score for m in rule.fuse(pools) if m.record.id == modest.record.id)
 
-    assert weight(ADOPTED) == 0.0
-    assert weight(ZScore(outlier_z=2.0)) > 0.0
+    assert weight(ADOPTED) > 0.0
+    assert weight(ZScore(from_z=2.5)) == 0.0  # the rule before: nothing below 2.5 deviations
+    assert ids(ADOPTED.fuse(pools))[0] == modest.record.id  # the words hold only a common term
 
 
 def test_without_meaning_candidates_the_rule_answers_the_word_ranking_as_it_is() -> None:
@@ -135,7 +156,7 @@ def test_an_outlier_of_meaning_outranks_word_hits_that_hold_only_the_query_s_com
     common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
     pool = noise()
     mean, sd = spread(pool)
-    paraphrase = IndexHit(record(20), round(mean + 3 * RULE.outlier_z * sd, 4))
+    paraphrase = IndexHit(record(20), round(mean + 2.2 * sd, 4))  # modestly: the rule before weighed it 0
 
     ranked = fuse(common, [paraphrase, *pool])
 
@@ -143,17 +164,27 @@ def test_an_outlier_of_meaning_outranks_word_hits_that_hold_only_the_query_s_com
     assert ids(ranked)[0] == paraphrase.record.id
 
 
-def test_a_high_similarity_that_does_not_stand_out_never_displaces_a_word_hit() -> None:
+def test_a_high_similarity_that_does_not_stand_out_never_displaces_a_word_hit_that_explains_the_query() -> None:
     # chit-chat: near every question (cosine 0.8 and more), but no nearer this one than the rest
-    common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
+    explaining = [by_words(n, 5.0 - n / 10, held=4 if n == 1 else 3) for n in range(1, 9)]
     chatter = noise(mean=0.8)
     best_chatter = max(chatter, key=lambda hit: hit.score)
     mean, sd = spread(chatter)
 
-    ranked = ids(fuse(common, chatter))
+    ranked = ids(fuse(explaining, chatter))
 
-    assert best_chatter.score > 0.85 and (best_chatter.score - mean) / sd < RULE.outlier_z
-    assert ranked[: len(common)] == ids(common)
+    assert best_chatter.score > 0.85 and (best_chatter.score - mean) / sd < RULE.full_z / 2
+    assert coverage(explaining, TERMS) == 1.0
+    assert ranked[: len(explaining)] == ids(explaining)
+
+
+def test_chatter_weighs_as_much_as_unrelated_memories_at_a_low_level_do() -> None:
+    # what counts is how far a similarity stands out, never its level: chatter near every question
+    # at 0.8 ranks exactly as the same spread at 0.3, against word hits covering a quarter
+    common = [by_words(n, 5.0 - n / 10, held=1) for n in range(1, 9)]
+    high, low = noise(mean=0.8), noise(mean=0.3)
+
+    assert [round(m.score, 4) for m in fuse(common, high)] == [round(m.score, 4) for m in fuse(common, low)]
 
 
 def test_the_rule_reads_similarities_relative_to_the_query_s_candidates_not_their_level() -> None:
@@ -293,3 +324,11 @@ def test_a_fused_word_match_keeps_every_field_of_its_match():
 
     assert fused == dataclasses.replace(word, score=0.75, similarity=0.61)
     assert fusion._weighed(word, 0.75, None, []) == dataclasses.replace(word, score=0.75)
+
+
+def test_while_the_words_found_something_meaning_counts_from_the_lower_of_the_hybrid_and_embedder_floors() -> None:
+    words = [by_words(1, 3.0, held=1)]
+    low = IndexHit(record(2), 0.15)  # under the hybrid floor (0.2), over minilm's own (0.1)
+
+    assert low.record.id not in ids(ADOPTED.fuse(Pools(TERMS, words, [low], MIN_SIMILARITY)))
+    assert low.record.id in ids(ADOPTED.fuse(Pools(TERMS, words, [low], 0.1)))

@@ -30,24 +30,31 @@ class Fusion(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ZScore:
-    """The adopted rule ("zscore"). A word hit weighs its BM25 score over the best word hit's,
-    times that best hit's :func:`coverage` of the query; a meaning hit weighs what the words leave
+    """The adopted rule ("zscore"): each half's scores normalised, the two weighed by how much of
+    the query the words explain. A word hit weighs its BM25 score over the best word hit's, times
+    that best hit's :func:`coverage` of the query; a meaning hit weighs what the words leave
     unexplained (``1 - coverage``; all of it when they found nothing) times :func:`outlier`, how
-    far its similarity stands above the vector candidates' in standard deviations — nothing below
-    ``outlier_z``, all of it from twice that; a memory found by both, the larger of its two
-    weights — so it never ranks below a memory that either half alone ranks under it, and the
-    memories found by words only keep their BM25 order among themselves. The meaning candidates
-    count down to ``hybrid_min_similarity`` while the words found something and from the
-    embedder's floor (``pools.min_similarity``) when they found nothing (as in ``semantic``): a
-    query nothing holds and nothing nears gets no_match. Order: :func:`merge`."""
+    far its similarity stands above the vector candidates' mean in standard deviations — from
+    ``from_z`` (nothing at or below it) to all of it at ``full_z``; a memory found by both, the
+    larger of its two weights — so it never ranks below a memory that either half alone ranks
+    under it, and the memories found by words only keep their BM25 order among themselves. The
+    meaning candidates count down to ``hybrid_min_similarity`` (or the embedder's floor, when
+    that is lower) while the words found something, and from the embedder's floor
+    (``pools.min_similarity``) when they found nothing (as in ``semantic``): a query nothing
+    holds and nothing nears gets no_match. Order: :func:`merge`."""
 
-    #: how many standard deviations above the vector candidates' mean similarity a meaning hit must
-    #: stand to weigh anything against the words: 2.5, about the expected largest of POOL draws of a
-    #: normal distribution — the nearest of 100 unrelated memories reaches it by chance
-    outlier_z: float = 2.5
-    #: the floor while the word search found something: a memory found by meaning alone between
-    #: this and the embedder's floor only ranks among the word hits, never answers a query the words
-    #: found nothing for
+    #: how many standard deviations above the vector candidates' mean similarity a meaning hit
+    #: weighs nothing from: 0, so it weighs in proportion to how far it stands out. (2.5, the rule
+    #: before, about the expected largest of POOL normal draws, threw away paraphrases that stood
+    #: 2 to 2.5 deviations out: bench/fusion.py names it ``zscore:FROM_Z=2.5``)
+    from_z: float = 0.0
+    #: ... and weighs in full from: 5, twice what the nearest of POOL unrelated memories reaches by
+    #: chance
+    full_z: float = 5.0
+    #: the floor while the word search found something (lowered to the embedder's own floor when
+    #: that is lower: minilm's cosines run lower): a memory found by meaning alone between it and
+    #: the embedder's floor only ranks among the word hits, never answers a query the words found
+    #: nothing for
     hybrid_min_similarity: float = 0.2
 
     def fuse(self, pools: Pools) -> list[Match]:
@@ -58,7 +65,8 @@ class ZScore:
         similar = meaning_candidates(pools, self.hybrid_min_similarity)
         scale = coverage(lexical, pools.terms)
         share = 1 - scale if lexical else 1.0
-        meaning = [share * outlier(hit.score, mean, sd, z=self.outlier_z) for hit in similar]
+        span = self.full_z - self.from_z
+        meaning = [share * outlier(hit.score, mean, sd, z=span, threshold=self.from_z) for hit in similar]
         return merge(pools, word_weights(lexical, scale), similar, meaning)
 
 
@@ -67,9 +75,9 @@ ADOPTED = ZScore()
 
 
 def meaning_candidates(pools: Pools, hybrid_floor: float) -> list[IndexHit]:
-    """The vector candidates that count: from ``hybrid_floor`` while the words found something,
-    from the embedder's floor when they found nothing."""
-    floor = hybrid_floor if pools.lexical else pools.min_similarity
+    """The vector candidates that count: from ``hybrid_floor`` (or the embedder's floor, when that
+    is lower) while the words found something, from the embedder's floor when they found nothing."""
+    floor = min(hybrid_floor, pools.min_similarity) if pools.lexical else pools.min_similarity
     return [hit for hit in pools.similar if hit.score >= floor]
 
 
@@ -147,8 +155,8 @@ def spread(cosines: Sequence[float]) -> tuple[float, float]:
 
 def outlier(similarity: float, mean: float, sd: float, *, z: float, threshold: float | None = None) -> float:
     """How much a similarity stands out from the vector candidates' (``mean``, ``sd``), in [0, 1]:
-    0 up to ``threshold`` (default ``z``) standard deviations above the mean (``z``: what the
-    nearest of ``POOL`` unrelated memories reaches by chance), rising linearly to 1 at ``z`` more."""
+    0 up to ``threshold`` (default ``z``) standard deviations above the mean, rising linearly to 1
+    at ``z`` more."""
     if sd <= 0:
         return 0.0
     z0 = z if threshold is None else threshold
