@@ -190,7 +190,9 @@ def test_tools_list_is_the_registry_with_schemas_from_the_models(wired_runtime):
         listed = tools[name]
         assert listed["title"] == tool.title
         assert listed["description"] == tool.description
-        assert listed["inputSchema"] == mcp_app.compact_schema(tool.args_model.model_json_schema(mode="validation"))
+        # the models' schema, compacted; an argument an earlier tool describes is listed without its description
+        generated = mcp_app.compact_schema(tool.args_model.model_json_schema(mode="validation"))
+        assert undescribed(listed["inputSchema"]) == undescribed(generated)
         # the result, or the docs/contract.md §4 body an isError result carries
         assert listed["outputSchema"] == mcp_app.output_schema(tool.result)
         Draft202012Validator(listed["outputSchema"]).validate({"message": "no", "code": "not_found"})
@@ -212,10 +214,27 @@ def test_every_listed_schema_is_a_valid_object_schema(wired_runtime):
             assert schema["type"] == "object", (name, key)
 
 
-def test_every_input_property_is_described_for_the_agent(wired_runtime):
+def undescribed(schema: dict) -> dict:
+    """An input schema without its arguments' own descriptions."""
+    bare = {name: {k: v for k, v in prop.items() if k != "description"} for name, prop in schema["properties"].items()}
+    return {**schema, "properties": bare}
+
+
+def test_every_input_property_is_described_for_the_agent_once(wired_runtime):
+    """Each argument has a description where the list first shows it; one listed without is the same
+    argument (name, schema, description) as an earlier tool's, as the instructions tell the agent."""
+    described: dict[str, list[dict]] = {}
     for name, tool in listed_tools().items():
+        generated = mcp_app.compact_schema(TOOLS[name].args_model.model_json_schema(mode="validation"))
         for prop, schema in tool["inputSchema"]["properties"].items():
-            assert schema.get("description"), f"{name}.{prop} has no description"
+            full = generated["properties"][prop]
+            assert full.get("description"), f"{name}.{prop} has no description"
+            if schema.get("description"):
+                assert schema == full
+                described.setdefault(prop, []).append(schema)
+            else:
+                assert full in described.get(prop, []), f"{name}.{prop}: no earlier tool describes it"
+    assert "without a description" in mcp_app.INSTRUCTIONS
 
 
 class _EchoArgs(Args):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -55,7 +55,8 @@ INSTRUCTIONS = (
     "of a task, recall_context gives what is already known as one block of text. Tools act on your default "
     "project unless you pass project. A failed call is a result with isError true and the JSON text "
     '{"message", "code"}: invalid_request (fix the arguments), not_found, conflict (read again, then retry), '
-    "rate_limited (retry after retry_after seconds)."
+    "rate_limited (retry after retry_after seconds). An argument listed without a description is the same as "
+    "the one of that name an earlier tool describes."
 )
 
 
@@ -134,8 +135,31 @@ def mcp_tool(tool: Operation) -> McpTool:
 
 
 def build_catalog() -> list[McpTool]:
-    """Every registered tool, in registration order."""
-    return [mcp_tool(tool) for tool in TOOLS.values()]
+    """Every registered tool, in registration order, each argument described once (:func:`say_once`)."""
+    return say_once([mcp_tool(tool) for tool in TOOLS.values()])
+
+
+def say_once(tools: list[McpTool]) -> list[McpTool]:
+    """The tools with each argument described once: an argument whose name and schema, description
+    included, an earlier tool of the list already shows is listed without its description (the
+    instructions tell the agent to read it there): ``project`` is described by memory_add only, ``id``
+    by memory_get, the filters of the search tools by memory_search or search_memory, recall_context's
+    ``query`` and ``mode`` by recall. Type, bounds, pattern and default stay in every tool. Every
+    session starts by reading the list, and about half of its arguments repeat an earlier tool's
+    (1.9 KB of descriptions said again)."""
+    shown: dict[str, list[dict[str, Any]]] = {}
+    listed: list[McpTool] = []
+    for tool in tools:
+        properties: dict[str, Any] = tool.input_schema.get("properties", {})
+        said: dict[str, Any] = {}
+        for name, schema in properties.items():
+            if "description" in schema and schema in shown.get(name, []):
+                said[name] = {key: value for key, value in schema.items() if key != "description"}
+            else:
+                said[name] = schema
+                shown.setdefault(name, []).append(schema)
+        listed.append(replace(tool, input_schema={**tool.input_schema, "properties": said}) if said else tool)
+    return listed
 
 
 def invoke_tool(name: str, arguments: dict) -> ToolOutcome:
