@@ -92,3 +92,13 @@ def test_the_compacted_output_schema_is_a_valid_schema_without_titles(name):
     compacted = compact_schema(TOOLS[name].result.model_json_schema(mode="serialization"))
     Draft202012Validator.check_schema(compacted)
     assert '"title"' not in json.dumps(compacted)
+
+
+def test_a_default_is_listed_only_when_it_says_more_than_leaving_the_argument_out():
+    schemas = {t["name"]: t["inputSchema"]["properties"] for t in agent_facing()}
+
+    defaults = [prop["default"] for props in schemas.values() for prop in props.values() if "default" in prop]
+    assert [d for d in defaults if d is None or d is False or d == ""] == []
+    assert schemas["search_memory"]["parse_time"]["default"] is True
+    assert schemas["recall"]["limit"]["default"] == 5 and schemas["recall"]["mode"]["default"] == "hybrid"
+    assert schemas["recall_context"]["path_filter"]["default"] == "%"

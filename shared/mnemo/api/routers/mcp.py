@@ -83,7 +83,10 @@ def compact_schema(schema: Any) -> Any:
     """A generated JSON Schema with what a model reading it gains nothing from taken out, and the same
     meaning: no ``title`` (pydantic's names of models and fields), ``anyOf [X, null]`` of a simple X
     written as X with ``"type": [X's type, "null"]`` (and without X's copy of the description), no
-    ``"default": null``. Every session starts by reading the tools, so their size is paid each time."""
+    default that is what leaving the argument out says anyway: ``null``, ``false`` (a flag is off
+    unless set) or ``""`` (the description says what an empty query does); other defaults (a limit,
+    ``"%"``, ``true``, ``"UTC"``, ``"hybrid"``) stay. Every session starts by reading the tools, so
+    their size is paid each time."""
     if not isinstance(schema, dict):
         return schema
     out = {key: value for key, value in schema.items() if not (key == "title" and isinstance(value, str))}
@@ -103,7 +106,7 @@ def compact_schema(schema: Any) -> Any:
             del out["anyOf"]
             merged = {key: value for key, value in other.items() if key != "description"}
             out = {**merged, **out, "type": [other["type"], "null"]}
-    if "default" in out and out["default"] is None:
+    if "default" in out and (out["default"] is None or out["default"] is False or out["default"] == ""):
         del out["default"]
     return out
 
