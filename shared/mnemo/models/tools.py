@@ -134,9 +134,7 @@ class MemoryAddArgs(Args):
     session: SessionId | SkipJsonSchema[None] = Field(
         default=None, description="Your session or conversation id: recall links its memories."
     )
-    expires_at: Timestamp | None = Field(
-        default=None, description="RFC 3339 time, in the future, after which the memory is gone."
-    )
+    expires_at: Timestamp | None = Field(default=None, description="A future time after which the memory is gone.")
     idempotency_key: Annotated[str, Field(min_length=1, max_length=255)] | SkipJsonSchema[None] = Field(
         default=None,
         description="A retry with the same key and arguments saves nothing twice.",
@@ -152,7 +150,7 @@ class MemoryUpdateArgs(Args):
     kind: Kind | None = Field(default=None, description="New category.")
     tags: Tags | None = Field(default=None, description="New tags, replacing the old ones.")
     path: Path | None = Field(default=None, description="New logical location.")
-    expires_at: Timestamp | None = Field(default=None, description="New RFC 3339 expiry time, in the future.")
+    expires_at: Timestamp | None = Field(default=None, description="New expiry time, in the future.")
     if_version: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="The version you read: if the memory changed since, nothing changes (conflict)."
     )
@@ -185,11 +183,11 @@ SessionFilter = Annotated[str, Field(min_length=1, max_length=MAX_SESSION)]
 
 
 def updated_after_field() -> Any:
-    return Field(default=None, description="At or after (RFC 3339).")
+    return Field(default=None, description="At or after.")
 
 
 def updated_before_field() -> Any:
-    return Field(default=None, description="Before (RFC 3339).")
+    return Field(default=None, description="Before.")
 
 
 def window_order(value: datetime | None, info: ValidationInfo) -> datetime | None:
