@@ -11,7 +11,7 @@ from mnemo.api.routers import mcp_library
 from mnemo.errors import NotFound
 
 #: prompts/list, resources/list and resources/templates/list together, as json.dumps writes them;
-#: hosts read them beside tools/list (tests/unit/test_tool_catalog.py: 12 KB)
+#: hosts read them beside tools/list (tests/unit/test_tool_catalog.py: 11.3 KB)
 BUDGET_BYTES = 2_600
 
 
