@@ -5,7 +5,10 @@
     python -m bench.run --only search,overhead --label before
     python -m bench.run --only search,quality --baseline 39beae1   # before/after in one run
 
-``--label NAME`` also keeps a copy as ``bench/results/NAME.{md,json}``. ``--baseline REV`` also
+``--label NAME`` also keeps a copy as ``bench/results/NAME.{md,json}``. A partial run (``--only`` some
+sections) never replaces ``latest``, which README and docs/performance.md link as the last measured
+figures of every section: it writes its ``--label`` files only, or with ``--merge`` its sections
+into ``latest`` beside the others kept from there (``destinations``). ``--baseline REV`` also
 measures retrieval latency with the code of git revision REV (its ``shared/`` and ``bench/``, taken
 with ``git archive`` into the run's temporary directory, run by its own ``bench.run --only search``
 in a subprocess with this interpreter) just before this code's, in the same run, on the same
@@ -83,11 +86,49 @@ def baseline(revision: str, quick: bool, n_queries: int, work: Path) -> dict[str
     data = Path("shared", "mnemo", "embedding", "data")
     if (tree / data).parent.is_dir() and (ROOT / data).is_dir() and not (tree / data).exists():
         shutil.copytree(ROOT / data, tree / data)
+    # labelled: a partial run writes its label's files only (a revision before that rule writes
+    # latest.json as well; every revision's bench.run takes --label)
     command = [sys.executable, "-m", "bench.run", "--only", "search", "--queries", str(n_queries)]
+    command += ["--label", "baseline"]
     env = {**os.environ, "PYTHONPATH": f"{tree / 'shared'}{os.pathsep}{tree}", "PYTHONDONTWRITEBYTECODE": "1"}
     subprocess.run([*command, *(["--quick"] if quick else [])], cwd=tree, env=env, check=True)
-    measured = json.loads((tree / "bench" / "results" / "latest.json").read_text())
+    measured = json.loads((tree / "bench" / "results" / "baseline.json").read_text())
     return {"revision": revision, "commit": commit, "search": measured["search"], "date": measured["date"]}
+
+
+def destinations(only: list[str], merge: bool, label: str | None) -> list[str]:
+    """The names of the ``bench/results/NAME.{md,json}`` a run writes.
+
+    ``latest`` is the last measured figures of every section, which the docs link. A full run
+    replaces it. A partial run (some sections) writes into it only with ``merge`` (its sections
+    beside the others kept from there, the report saying which came from which run): written
+    as it stands, it would drop every section it did not measure. Otherwise it writes its
+    ``label``'s files only — the comparisons and trials a partial run is mostly for ("before",
+    "after", a candidate rule not adopted) are not the code's last measured figures. A partial
+    run with neither would keep nothing: ``ValueError``, before anything is measured.
+    """
+    partial = set(only) != set(SECTIONS)
+    if partial and not merge and not label:
+        raise ValueError(
+            "a partial run (--only) writes bench/results/LABEL.{md,json} (--label LABEL) or its sections "
+            "into latest (--merge); it never replaces latest, which holds every section"
+        )
+    latest = ["latest"] if merge or not partial else []
+    return [*latest, *([label] if label else [])]
+
+
+def merged(previous: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` with the sections of ``previous`` it did not measure, and a note naming them.
+
+    The note carries ``previous``'s own (a merge of a merge still says where its sections came from).
+    """
+    kept = [k for k in (*SECTIONS, "strategies", "baseline") if k in previous and k not in results]
+    if not kept:
+        return results
+    note = f"sections {kept} from the run of {previous['date']} ({previous['command']})"
+    if previous.get("merged"):
+        note += f", which had merged {previous['merged']}"
+    return {**{k: previous[k] for k in kept}, **results, "merged": note}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {sorted(unknown)}")
+    try:
+        names = destinations(only, args.merge, args.label)
+    except ValueError as e:
+        parser.error(str(e))
 
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     big = sizes[-1]
@@ -181,16 +226,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[bench] {section} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     results["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     if previous:
-        kept = [k for k in (*SECTIONS, "strategies", "baseline") if k in previous and k not in results]
-        results = {**{k: previous[k] for k in kept}, **results}
-        results["merged"] = f"sections {kept} from the run of {previous['date']} ({previous['command']})"
+        results = merged(previous, results)
     results["total_s"] = round(time.perf_counter() - started, 1)
 
     from bench.report import render
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     text = render(results)
-    names = ["latest", *([args.label] if args.label else [])]
     for name in names:
         (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
         (RESULTS / f"{name}.md").write_text(text)
