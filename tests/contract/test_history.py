@@ -1,13 +1,17 @@
 """A memory's history (docs/contract.md §3, issue 39 item 2): every update and every supersession
 mark keeps the version it replaces; memory_history answers them newest first with the chain; the
-bounds drop the oldest and count them; a delete or forget erases every version; another tenant
+bounds drop the oldest and count them; a delete, forget or expiry erases every version; another tenant
 learns nothing — on every backend (on AWS the versions are table items the index never holds)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from mnemo.errors import InvalidRequest, NotFound
+from mnemo.models.common import utc_now
 from mnemo.ports import MAX_HISTORY_BYTES, MAX_VERSIONS, Scope
+from mnemo.service.cleanup import PHASES, run_cleanup
 
 from tests.contract.conftest import new_tenant
 
@@ -86,6 +90,33 @@ def test_a_delete_or_forget_erases_every_version(tenant, ports, how):
 
     assert ports.store.history(scope, memory.id, below=10, limit=10) == ([], 0)
     with pytest.raises(NotFound):
+        tenant.call("memory_history", id=memory.id)
+
+
+def test_expiry_erases_every_version(tenant, ports):
+    expires = utc_now() + timedelta(hours=1)
+    memory = tenant.call("memory_add", content="a one-off code, first draft", expires_at=expires).memory
+    tenant.call("memory_update", id=memory.id, content="a one-off code, second draft")
+    scope = Scope(tenant.workspace_id, tenant.project.id)
+    assert len(ports.store.history(scope, memory.id, below=10, limit=10)[0]) == 1
+    later = expires + timedelta(minutes=1)  # the memory has expired by then (as test_memory_tools reads later)
+
+    # expired, it is unreadable at once, its history too
+    with pytest.raises(NotFound):
+        tenant.svc.invoke("memory_history", tenant.admin, {"id": memory.id}, now=later)
+    # the cleanup job run then deletes it, from the first record of each walk (a shared AWS stack
+    # holds other tests' records and checkpoints: as test_cleanup.py's runs, until a cycle is done)
+    for name in PHASES:
+        ports.maintenance.save_checkpoint(name, None)
+    for _ in range(100):
+        if not run_cleanup(ports, now=later).more:
+            break
+    else:
+        raise AssertionError("cleanup still had work after 100 runs")
+
+    assert ports.store.get(scope, memory.id) is None
+    assert ports.store.history(scope, memory.id, below=10, limit=10) == ([], 0)
+    with pytest.raises(NotFound):  # now, when it had not expired yet: it is gone
         tenant.call("memory_history", id=memory.id)
 
 
