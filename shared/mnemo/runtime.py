@@ -83,10 +83,10 @@ def build_token_auth(cfg: Settings) -> TokenAuth | None:
 
 
 def prepare_index(ports: Ports, wait_s: float) -> None:
-    """Before traffic, on the AWS backend (``mnemo serve``): the index created when missing, its
-    mapping upgraded and its primary shards started, waiting at most ``wait_s``; else a search in
-    the seconds the indexer's first write spends creating it fails (docs/aws.md, "The index before
-    traffic"). Nothing to do on SQLite (``SearchIndex.prepare``)."""
+    """Before traffic (``mnemo serve``, whatever the backend: ``SearchIndex.prepare``): on AWS the
+    index created when missing, its mapping upgraded and its primary shards started, waiting at
+    most ``wait_s``; else a search in the seconds the indexer's first write spends creating it
+    fails (docs/aws.md, "The index before traffic"). Nothing to do on SQLite."""
     ports.index.prepare(wait_s)
 
 

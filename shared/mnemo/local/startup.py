@@ -5,8 +5,9 @@
 2. ``mnemo.local.server.serve`` binds the socket (a port in use fails here, before the store is
    touched: :func:`bind_error` says so), then calls back, before it starts the handler instances;
 3. :func:`open_store` creates the data folder if needed and opens the backend (so a store that
-   cannot be opened is one line here, not a failure in every instance); on AWS it also creates
-   the index if missing and waits for its shards (``runtime.prepare_index``);
+   cannot be opened is one line here, not a failure in every instance), and readies its index
+   before traffic (``runtime.prepare_index``, the ``SearchIndex.prepare`` port: on AWS the index
+   created if missing and its shards awaited; nothing on SQLite);
 4. :func:`first_start` bootstraps an empty store, or checks ``MNEMO_BOOTSTRAP_KEY`` against the
    keys a store already has and says how to get an admin key when none is usable;
 5. the caller prints :func:`banner` at once — the admin key a bootstrap created is the first
@@ -144,13 +145,15 @@ def open_store(p: Plan) -> Ports:
             ) from None
     try:
         ports = runtime.service().ports
-        if p.cfg.backend == "aws":
-            runtime.prepare_index(ports, INDEX_WAIT_S)
+        runtime.prepare_index(ports, INDEX_WAIT_S)  # the port knows what its backend needs
         return ports
     except Unavailable as exc:
         raise unavailable(p, exc.message, exc.cause) from None
     except Exception as exc:
-        if p.cfg.backend == "aws" and type(exc).__module__.startswith("botocore"):  # creating the tables
+        # MNEMO_AWS_CREATE_TABLES: the tables are created as the backend is built, before any port's
+        # translate_errors can turn botocore's errors into Unavailable, and only the user's settings
+        # (the endpoint, the credentials) can mend that: said here, as for the other outages
+        if p.cfg.backend == "aws" and type(exc).__module__.startswith("botocore"):
             raise unavailable(p, "cannot create the DynamoDB tables", f"{type(exc).__name__}: {exc}") from None
         raise
 
