@@ -326,9 +326,11 @@ def test_a_fused_word_match_keeps_every_field_of_its_match():
     assert fusion._weighed(word, 0.75, None, []) == dataclasses.replace(word, score=0.75)
 
 
-def test_while_the_words_found_something_meaning_counts_from_the_lower_of_the_hybrid_and_embedder_floors() -> None:
+def test_while_the_words_found_something_meaning_counts_from_the_hybrid_floor_whatever_the_embedder_s() -> None:
     words = [by_words(1, 3.0, held=1)]
     low = IndexHit(record(2), 0.15)  # under the hybrid floor (0.2), over minilm's own (0.1)
+    near = IndexHit(record(3), 0.25)
 
-    assert low.record.id not in ids(ADOPTED.fuse(Pools(TERMS, words, [low], MIN_SIMILARITY)))
-    assert low.record.id in ids(ADOPTED.fuse(Pools(TERMS, words, [low], 0.1)))
+    for floor in (MIN_SIMILARITY, 0.1):
+        listed = ids(ADOPTED.fuse(Pools(TERMS, words, [near, low], floor)))
+        assert near.record.id in listed and low.record.id not in listed

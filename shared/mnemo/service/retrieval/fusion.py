@@ -38,10 +38,9 @@ class ZScore:
     ``from_z`` (nothing at or below it) to all of it at ``full_z``; a memory found by both, the
     larger of its two weights — so it never ranks below a memory that either half alone ranks
     under it, and the memories found by words only keep their BM25 order among themselves. The
-    meaning candidates count down to ``hybrid_min_similarity`` (or the embedder's floor, when
-    that is lower) while the words found something, and from the embedder's floor
-    (``pools.min_similarity``) when they found nothing (as in ``semantic``): a query nothing
-    holds and nothing nears gets no_match. Order: :func:`merge`."""
+    meaning candidates count down to ``hybrid_min_similarity`` while the words found something and
+    from the embedder's floor (``pools.min_similarity``) when they found nothing (as in
+    ``semantic``): a query nothing holds and nothing nears gets no_match. Order: :func:`merge`."""
 
     #: how many standard deviations above the vector candidates' mean similarity a meaning hit
     #: weighs nothing from: 0, so it weighs in proportion to how far it stands out. (2.5, the rule
@@ -51,10 +50,10 @@ class ZScore:
     #: ... and weighs in full from: 5, twice what the nearest of POOL unrelated memories reaches by
     #: chance
     full_z: float = 5.0
-    #: the floor while the word search found something (lowered to the embedder's own floor when
-    #: that is lower: minilm's cosines run lower): a memory found by meaning alone between it and
-    #: the embedder's floor only ranks among the word hits, never answers a query the words found
-    #: nothing for
+    #: the floor while the word search found something: a memory found by meaning alone between this
+    #: and the embedder's floor only ranks among the word hits, never answers a query the words found
+    #: nothing for; and under it (minilm's 0.1 to 0.2: nothing in common, as "wombat" and "the quokka
+    #: deploy runs on fridays") it does not fill the places the words leave empty either
     hybrid_min_similarity: float = 0.2
 
     def fuse(self, pools: Pools) -> list[Match]:
@@ -75,9 +74,9 @@ ADOPTED = ZScore()
 
 
 def meaning_candidates(pools: Pools, hybrid_floor: float) -> list[IndexHit]:
-    """The vector candidates that count: from ``hybrid_floor`` (or the embedder's floor, when that
-    is lower) while the words found something, from the embedder's floor when they found nothing."""
-    floor = min(hybrid_floor, pools.min_similarity) if pools.lexical else pools.min_similarity
+    """The vector candidates that count: from ``hybrid_floor`` while the words found something,
+    from the embedder's floor when they found nothing."""
+    floor = hybrid_floor if pools.lexical else pools.min_similarity
     return [hit for hit in pools.similar if hit.score >= floor]
 
 
