@@ -12,7 +12,10 @@ from collections.abc import Sequence
 
 import pytest
 from mnemo.embedding import cosine, default_embedder
+from mnemo.models.records import MemoryRecord
+from mnemo.models.tools import SimilarMemory
 from mnemo.ports import Ports, Scope
+from mnemo.service.context import CallContext
 
 from tests.contract.conftest import Indexer, IndexerKeepsUp, Tenant, new_tenant
 from tests.support.waiting import wait_until
@@ -109,3 +112,46 @@ def test_a_failing_embedder_after_the_answer_leaves_the_memory_marked_for_cleanu
     marks = [m.memory_id for m in ports.maintenance.repair_marks(None, 100).items]
     assert memory.id in marks
     assert vector_of(later, memory.id) is None
+
+
+class Recording:
+    """An ``EmbedAfter`` stand-in that only notes when a record was queued."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def submit(self, record: MemoryRecord) -> None:
+        self.events.append(f"queued {record.id}")
+
+
+def test_a_memory_is_queued_for_its_vector_once_its_similar_memories_are_worked_out(later, monkeypatch):
+    from mnemo.service import memories, similar
+
+    events: list[str] = []
+    near = similar.near
+
+    def noting(ctx: CallContext, record: MemoryRecord) -> list[SimilarMemory]:
+        events.append(f"similar {record.id}")
+        return near(ctx, record)
+
+    monkeypatch.setattr(memories.similar, "near", noting)
+    monkeypatch.setattr(later.svc, "embed_after", Recording(events))
+    memory = later.call("memory_add", content=ALLERGY).memory
+
+    assert events == [f"similar {memory.id}", f"queued {memory.id}"]
+
+
+def test_a_memory_whose_similar_memories_fail_is_queued_all_the_same(later, monkeypatch):
+    from mnemo.service import memories
+
+    events: list[str] = []
+
+    def failing(ctx: CallContext, record: MemoryRecord) -> list[SimilarMemory]:
+        raise RuntimeError("similar failed")
+
+    monkeypatch.setattr(memories.similar, "near", failing)
+    monkeypatch.setattr(later.svc, "embed_after", Recording(events))
+    with pytest.raises(RuntimeError):
+        later.call("memory_add", content=ALLERGY)
+
+    assert len(events) == 1 and events[0].startswith("queued mem_")

@@ -170,11 +170,16 @@ def _add(ctx: CallContext, args: MemoryAddArgs) -> MemoryAddResult:
         return MemoryAddResult(project=ctx.project_ref, memory=same.public(), deduplicated=True)
     except VersionConflict as exc:
         raise _marks_changed(exc, record) from None
-    if ctx.embed_after is not None:
-        ctx.embed_after.submit(record)
-    elif needs_embedding(ctx.embedder, record):
+    if ctx.embed_after is None and needs_embedding(ctx.embedder, record):
         ctx.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
-    return MemoryAddResult(project=ctx.project_ref, memory=record.public(), similar=similar.near(ctx, record))
+    try:
+        near = similar.near(ctx, record)
+    finally:
+        if ctx.embed_after is not None:
+            # queued once ``similar`` is worked out, the call's last work: the embedding (on a thread
+            # of this process) does not run beside it, taking the memory bandwidth and the other core
+            ctx.embed_after.submit(record)
+    return MemoryAddResult(project=ctx.project_ref, memory=record.public(), similar=near)
 
 
 def memory_get(ctx: CallContext, args: MemoryIdArgs) -> MemoryResult:
