@@ -153,11 +153,12 @@ _SCHEMA = resources.files("mnemo.backends.sqlite").joinpath("schema.sql").read_t
 INDEX_VERSION = 4
 
 
-#: how many decoded records :func:`decode` keeps: about 2.8 KB each at the bench corpus's 50-400
-#: bytes of content (the record and its body, the key), so ≤ 46 MB, 26 MB at 10,000 memories. With
-#: 4,096 a third of hybrid recall's ~200 candidates missed it at 10,000 memories: 0.66 ms of CPU a
-#: call (bench/results/2026-12-05-paired-decode-cache.md)
-DECODED_KEPT = 16384
+#: how many decoded records :func:`decode` keeps (a few MB: bodies are at most 4 KiB of content).
+#: More would spare hybrid recall at 10,000 memories 0.66 ms of CPU a call (16,384:
+#: bench/results/2026-12-05-paired-decode-cache.md), but every full collection of the garbage
+#: collector walks what is kept: at 100,000 memories, where the cache churns, 9 ms at 4,096 and
+#: 26 ms at 16,384, on about one call in 140 (bench/results/2026-12-05-gc-decode-cache.md)
+DECODED_KEPT = 4096
 _decoded: dict[str, MemoryRecord] = {}
 _decoded_lock = threading.Lock()
 
