@@ -1,7 +1,6 @@
 """``service.vectors.embed_query`` keeps the vectors of recent queries, per embedder object: a
 repeated query costs no second embedding, another embedder (even under the same model name) is
-always asked itself, and a failure is never kept; a costly embedder makes the vector on the query
-thread (``embed_query_aside``), with the same cache and the same errors."""
+always asked itself, and a failure is never kept."""
 
 from __future__ import annotations
 
@@ -69,54 +68,3 @@ def test_a_failure_is_not_kept_and_the_oldest_queries_leave_first(monkeypatch):
     for text in ("a", "b", "a", "c", "a", "b"):  # "b" left when "c" came: "a" was used since
         vectors.embed_query(embedder, text)
     assert embedder.texts == ["a", "b", "c", "b"]
-
-
-class Aside(Counting):
-    """An embedder whose queries cost enough to be made on the query thread."""
-
-    embed_queries_aside = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.threads: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        import threading
-
-        self.threads.append(threading.current_thread().name)
-        return super().embed(texts)
-
-
-def test_a_query_embedded_aside_is_made_on_the_query_thread_and_kept():
-    import threading
-
-    embedder = Aside()
-    pending = vectors.embed_query_aside(embedder, "deploy freeze")
-    assert pending.result() == [1.0, 13.0]
-    assert embedder.threads[0] != threading.current_thread().name
-    assert embedder.threads[0].startswith("mnemo-query-vector")
-    again = vectors.embed_query_aside(embedder, "deploy freeze")  # kept: not asked again
-    assert again.result() == [1.0, 13.0]
-    assert embedder.texts == ["deploy freeze"]
-
-
-def test_an_embedder_that_does_not_ask_is_asked_in_the_callers_thread_when_the_vector_is_wanted():
-    import threading
-
-    embedder = Aside()
-    embedder.embed_queries_aside = False
-    pending = vectors.embed_query_aside(embedder, "pricing")
-    assert embedder.texts == []  # nothing made before the caller asks for it
-    assert pending.result() == [1.0, 7.0]
-    assert embedder.threads == [threading.current_thread().name]
-
-
-def test_a_failure_aside_is_raised_when_the_vector_is_wanted_and_not_kept():
-    embedder = Aside()
-    embedder.down = True
-    pending = vectors.embed_query_aside(embedder, "churn")
-    with pytest.raises(EmbedderUnavailable):
-        pending.result()
-    embedder.down = False
-    assert vectors.embed_query_aside(embedder, "churn").result() == [1.0, 5.0]
-    assert embedder.texts == ["churn"]
