@@ -22,8 +22,8 @@ added once the embedding of the memories before it is done (``minilm`` embeds a 
 answer, on a thread of the process: in the block, that thread is always busy beside the calls).
 
 Per call: wall time; the calling thread's CPU time (the call's own); and the process's CPU time
-(all threads: for a recall whose query vector is made on the query thread; for a write in a block
-it also counts the embedding of earlier writes' memories after their answers, so the thread's
+(all threads: work a change moves to a thread of its own counts; for a write in a block it also
+counts the embedding of earlier writes' memories after their answers, so the thread's
 figure is the write's own).
 
 Writes ``bench/results/<date>-every-tool-<label>.{json,md}``.

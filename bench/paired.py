@@ -14,8 +14,8 @@ on this shared 2-core machine hits both alike. ``--rounds`` repeats the sequence
 of the next seed (the first round's are callsplit's, ``corpus.queries(7, calls)``): a repeated
 query's vector is kept, so the same queries again would embed nothing.
 
-Each call's wall time and the process's CPU time (all the child's threads: a query's vector may be
-made on a thread of its own) are measured in the child around ``Service.invoke``; each answer is
+Each call's wall time and the process's CPU time (all the child's threads: a change may move work
+to a thread of its own) are measured in the child around ``Service.invoke``; each answer is
 hashed (``model_dump(mode="json")``, sorted keys): equal digests say every answer was the same.
 
 Writes ``bench/results/<date>-paired-<label>.{json,md}``: per tool and tree, the CPU and wall
