@@ -78,6 +78,10 @@ class Database:
             # Searches look up postings and records at random (backends/sqlite/topk/): reading
             # pages through a memory map instead of read() calls halves their cost at 100k memories.
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+            # Statement journals in memory, never a file: indexing a memory upserts its terms in one
+            # statement whose journal outgrew SQLite's 64 KiB spill, a temp file per write
+            # (bench/results/2026-12-05-temp-store.md).
+            conn.execute("PRAGMA temp_store=MEMORY")
             self._local.conn = conn
             self._local.depth = 0
             with self._lock:
