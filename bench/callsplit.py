@@ -55,15 +55,13 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import corpus
+from bench import corpus, resultfiles
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 #: the stages timed in the client (wall time only)
 CLIENT_SIDE = ("client_schema", "transport", "handoff")
 STAGES = (
@@ -612,18 +610,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", default="run")
     a = parser.parse_args(argv)
     res = run(a.size, a.calls, a.transports.split(","), a.split_only)
-    import subprocess
-
-    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    res["commit"] = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
     command = "python -m bench.callsplit " + " ".join(argv)
-    res["command"] = command
-    stem = RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-callsplit-{a.label}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(res, command))
-    print(stem.with_suffix(".md").read_text())
+    resultfiles.write(resultfiles.stamp(res, command), "callsplit", a.label, markdown(res, command))
 
 
 if __name__ == "__main__":

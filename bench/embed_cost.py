@@ -31,17 +31,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import corpus
+from bench import corpus, resultfiles
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 
 
 def _best_cpu_ms(fn: Any, items: list[Any], reps: int = 3) -> float:
@@ -277,15 +274,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     res = run(a.queries)
     res["load_average"] = os.getloadavg()[0]
-    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    res["commit"] = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
-    res["command"] = "python -m bench.embed_cost " + " ".join(argv)
-    stem = RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-embed-cost-{a.label}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(res))
-    print(stem.with_suffix(".md").read_text())
+    resultfiles.stamp(res, "python -m bench.embed_cost " + " ".join(argv))
+    resultfiles.write(res, "embed-cost", a.label, markdown(res))
 
 
 if __name__ == "__main__":

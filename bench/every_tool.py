@@ -32,22 +32,17 @@ Writes ``bench/results/<date>-every-tool-<label>.{json,md}``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import corpus
+from bench import corpus, resultfiles
 from bench.stats import summary_ms
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 READS = ("memory_search", "search_memory", "recall", "recall_context", "memory_get", "memory_history")
 WRITES = ("memory_add", "memory_update", "memory_delete", "forget")
 #: memory_add again, each call once the memories before it are embedded (an agent's adds, seconds
@@ -220,18 +215,11 @@ def main(argv: list[str] | None = None) -> None:
     for name, value in LIBRARY_DEFAULTS.items():  # as ``mnemo mcp`` runs, before numpy loads
         os.environ.setdefault(name, value)
     res = run(a.size, a.calls, a.graph_wait)
-    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    res["commit"] = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
-    res["command"] = "python -m bench.every_tool " + " ".join(argv)
+    resultfiles.stamp(res, "python -m bench.every_tool " + " ".join(argv))
     import mnemo
 
     res["mnemo"] = str(Path(mnemo.__file__).resolve().parent)  # the tree measured (PYTHONPATH may name another)
-    stem = RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-every-tool-{a.label}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(res))
-    print(stem.with_suffix(".md").read_text())
+    resultfiles.write(res, "every-tool", a.label, markdown(res))
 
 
 if __name__ == "__main__":

@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import corpus
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench import corpus, resultfiles
 
 
 def run(size: int, rounds: int) -> dict[str, Any]:
@@ -110,12 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, value in LIBRARY_DEFAULTS.items():
         os.environ.setdefault(name, value)
     res = run(a.size, a.rounds)
-    res["command"] = "python -m bench.gc_pauses " + " ".join(argv)
-    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     res["load_average"] = os.getloadavg()[0]
-    path = RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-gc-{a.label}.json"
-    path.write_text(json.dumps(res, indent=1) + "\n")
-    print(json.dumps(res, indent=1))
+    resultfiles.write(resultfiles.stamp(res, "python -m bench.gc_pauses " + " ".join(argv)), "gc", a.label)
 
 
 if __name__ == "__main__":

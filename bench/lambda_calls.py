@@ -25,15 +25,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import corpus
+from bench import corpus, resultfiles
 from bench.stats import summary_ms
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 FUNCTION = "McpFunction"
 
 
@@ -260,16 +258,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--split", action="store_true", help="with bench.callsplit's timers in the function")
     a = parser.parse_args(argv)
     res = run(a.size, a.calls, a.split)
-    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    res["commit"] = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
     command = "python -m bench.lambda_calls " + " ".join(sys.argv[1:] if argv is None else argv)
-    res["command"] = command
-    stem = RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-lambda-calls-{a.label}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(res, command))
-    print(stem.with_suffix(".md").read_text())
+    resultfiles.write(resultfiles.stamp(res, command), "lambda-calls", a.label, markdown(res, command))
 
 
 if __name__ == "__main__":

@@ -33,12 +33,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import resultfiles
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 
 
 # -- the child: one tree's service, driven over stdin/stdout --
@@ -234,20 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     trees = [Path(t).resolve() for t in a.trees.split(",")]
     res = run(trees, a.size, a.calls, a.tools.split(","), a.rounds, warmup=min(20, a.calls // 10))
     res["embedder"] = os.environ["MNEMO_EMBEDDER"]
-    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    res["commits"] = {
-        str(t): subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=t, capture_output=True, text=True,
-                               check=False).stdout.strip() + ("+" if subprocess.run(
-                                   ["git", "status", "--porcelain", "--untracked-files=no"], cwd=t,
-                                   capture_output=True, text=True, check=False).stdout.strip() else "")
-        for t in trees
-    }  # fmt: skip
+    res["commits"] = {str(t): resultfiles.commit(t) for t in trees}
     command = "python -m bench.paired " + " ".join(argv)
-    res["command"] = command
-    stem = RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-paired-{a.label}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(res, command))
-    print(stem.with_suffix(".md").read_text())
+    resultfiles.write(resultfiles.stamp(res, command), "paired", a.label, markdown(res, command))
     return None
 
 

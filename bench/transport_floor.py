@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import resultfiles
 from bench.clients import free_port, served
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,9 +241,7 @@ def run(calls: int, turn: int) -> dict[str, Any]:
     return {
         "command": f"python -m bench.transport_floor --calls {calls} --turn {turn}",
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "commit": resultfiles.commit(),
         "sessions": rows,
         "http_over_stdio_p50": {k: round(v, 3) for k, v in pairs.items()},
         "median_ms": {name: round(statistics.median(v), 3) for name, v in samples.items()},
