@@ -11,8 +11,8 @@ int8 — each block of the activations quantized on the fly, which moves a vecto
 ten-thousandths of cosine (tests/unit/test_embedder_int8.py bounds it on the quality set's texts).
 
 The graph is edited at the level of its protocol-buffer fields, written here for the few it
-touches (nodes, initializers, operator sets), so no ONNX library is imported: the ``onnx``
-package costs 0.7 s to import, more than the edit and several times the session's load.
+touches (nodes, initializers, operator sets), so the ``onnx`` package is not a dependency: the
+runtime installs onnxruntime only.
 """
 
 from __future__ import annotations

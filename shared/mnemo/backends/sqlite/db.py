@@ -75,8 +75,10 @@ class Database:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA case_sensitive_like=ON")
             conn.execute("PRAGMA foreign_keys=ON")
-            # Searches look up postings and records at random (backends/sqlite/topk/): reading
-            # pages through a memory map instead of read() calls halves their cost at 100k memories.
+            # Searches look up postings and records at random (backends/sqlite/topk/): pages read
+            # through a memory map cost them less than read() calls. The map is dropped when another
+            # connection has written (the next read remaps it), which costs writes less than it spares
+            # searches (bench/results/2026-12-05-every-tool-100k-int8-and-mmap.md).
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             # Statement journals in memory, never a file: indexing a memory upserts its terms in one
             # statement whose journal outgrew SQLite's 64 KiB spill, a temp file per write
@@ -158,10 +160,9 @@ INDEX_VERSION = 4
 
 
 #: how many decoded records :func:`decode` keeps (a few MB: bodies are at most 4 KiB of content).
-#: More would spare hybrid recall at 10,000 memories 0.66 ms of CPU a call (16,384:
-#: bench/results/2026-12-05-paired-decode-cache.md), but every full collection of the garbage
-#: collector walks what is kept: at 100,000 memories, where the cache churns, 9 ms at 4,096 and
-#: 26 ms at 16,384, on about one call in 140 (bench/results/2026-12-05-gc-decode-cache.md)
+#: More spares hybrid recall some CPU at 10,000 memories, but every full collection of the garbage
+#: collector walks what is kept, which lengthened the pauses at 100,000 memories more than it spared
+#: (bench/results/2026-12-05-paired-decode-cache.md, 2026-12-05-gc-decode-cache.md)
 DECODED_KEPT = 4096
 _decoded: dict[str, MemoryRecord] = {}
 _decoded_lock = threading.Lock()
