@@ -103,3 +103,64 @@ def test_an_upgraded_database_opens_again_without_rebuilding(old: tuple[Path, di
     results = svc.invoke("search_memory", caller, {"query": "standups"}).result.results
     assert [r.reference for r in results] == [manifest["ids"]["standup"]]
     backend.close()
+
+
+def test_a_database_written_before_the_superseded_column_gets_it_from_the_bodies(tmp_path: Path) -> None:
+    """The filters read ``memories.superseded_by``; a database written before the column existed
+    (its marks only in the records' bodies) gets the column filled when opened, so its superseded
+    memories stay out of searches and its current ones stay in."""
+    from mnemo.service import tenancy
+    from mnemo.service.identity import ADMIN
+
+    db = tmp_path / "mnemo.db"
+    backend = SqliteBackend(db)
+    svc = Service(backend, embedder=default_embedder())
+    workspace, _ = tenancy.create_workspace(svc.ports, "w")
+    key = tenancy.create_key(svc.ports, workspace.id, label="admin", scopes=[ADMIN]).plain
+
+    def call(tool: str, **arguments):
+        return svc.invoke(tool, svc.authenticate(f"Bearer {key}"), arguments).result
+
+    old = call("memory_add", content="deploy day is Friday").memory.id
+    new = call("memory_add", content="deploy day is Tuesday", supersedes=[old]).memory.id
+    other = call("memory_add", content="deploy freeze in December").memory.id
+    # Given the database as the code before the column left it: the mark in the body only
+    conn = backend.db.conn()
+    conn.execute("ALTER TABLE memories DROP COLUMN superseded_by")
+    conn.commit()
+    backend.close()
+
+    # When it is opened again
+    backend = SqliteBackend(db)
+    svc = Service(backend, embedder=default_embedder())
+
+    # Then the column holds each memory's mark, and the searches read it
+    held = dict(backend.db.conn().execute("SELECT id, superseded_by FROM memories").fetchall())
+    assert held == {old: new, new: None, other: None}
+    assert sorted(m.id for m in call("memory_search", q="deploy").memories) == sorted([new, other])
+    assert {r.reference for r in call("recall", query="deploy day", mode="lexical").results} == {new, other}
+    everything = call("memory_search", q="deploy", include_superseded=True).memories
+    assert sorted(m.id for m in everything) == sorted([old, new, other])
+    backend.close()
+
+
+def test_the_superseded_column_follows_every_write(tmp_path: Path) -> None:
+    """A mark, and a memory written again after it, keep the column equal to the body's field."""
+    from mnemo.service import tenancy
+    from mnemo.service.identity import ADMIN
+
+    backend = SqliteBackend(tmp_path / "mnemo.db")
+    svc = Service(backend, embedder=default_embedder())
+    workspace, _ = tenancy.create_workspace(svc.ports, "w")
+    caller = svc.authenticate(f"Bearer {tenancy.create_key(svc.ports, workspace.id, label='a', scopes=[ADMIN]).plain}")
+    first = svc.invoke("memory_add", caller, {"content": "the cache TTL is 60 s"}).result.memory.id
+    newer = {"content": "the cache TTL is 90 s", "supersedes": [first]}
+    second = svc.invoke("memory_add", caller, newer).result.memory.id
+    third = svc.invoke("memory_add", caller, {"content": "the cache TTL is 120 s"}).result.memory.id
+    svc.invoke("memory_update", caller, {"id": third, "content": "the cache TTL is 30 s", "supersedes": [second]})
+
+    rows = backend.db.conn().execute("SELECT superseded_by, json_extract(body, '$.superseded_by') FROM memories")
+    pairs = [tuple(row) for row in rows]
+    assert len(pairs) == 3 and all(column == body for column, body in pairs)
+    assert sorted(column or "" for column, _ in pairs) == sorted(["", second, third])
+    backend.close()

@@ -14,7 +14,7 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     clauses = [f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)"]
     params: list[Any] = [format_ts(flt.now)]
     if not flt.include_superseded:
-        clauses.append(f"json_extract({alias}.body, '$.superseded_by') IS NULL")
+        clauses.append(f"{alias}.superseded_by IS NULL")
     if flt.kind is not None:
         clauses.append(f"{alias}.kind_fold = ?")
         params.append(flt.kind.casefold())

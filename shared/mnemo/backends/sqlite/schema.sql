@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS memories (
     path_fold    TEXT NOT NULL,                 -- '' when the memory has no path
     team_id      TEXT,
     session      TEXT,                          -- Memory.session (NULL: none)
+    superseded_by TEXT,                         -- Memory.superseded_by (NULL: current): filters read it
     tags         TEXT NOT NULL,                 -- JSON array
     expires_at   TEXT,                          -- RFC 3339 UTC, ms: compares as text
     updated_at   TEXT NOT NULL,

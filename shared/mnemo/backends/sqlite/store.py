@@ -54,9 +54,9 @@ class SqliteMemoryStore:
             claim = self._free_claim(conn, record, dedupe=dedupe)
             try:
                 conn.execute(
-                    "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, session, tags,"
-                    " expires_at, updated_at, version, body, dedup, vec, vec_model, vec_stamp)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO memories (id, workspace_id, project_id, kind_fold, path_fold, team_id, session,"
+                    " superseded_by, tags, expires_at, updated_at, version, body, dedup, vec, vec_model, vec_stamp)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (*_row_values(record), claim, *_vector_values(conn, record, removed=False)),
                 )
             except sqlite3.IntegrityError:
@@ -126,7 +126,8 @@ class SqliteMemoryStore:
             )
             cur = conn.execute(
                 "UPDATE memories SET id=?, workspace_id=?, project_id=?, kind_fold=?, path_fold=?, team_id=?,"
-                " session=?, tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0, dedup=?,"
+                " session=?, superseded_by=?, tags=?, expires_at=?, updated_at=?, version=?, body=?, needs_repair=0,"
+                " dedup=?,"
                 " vec=?, vec_model=?, vec_stamp=?"
                 " WHERE id = ? AND workspace_id = ? AND project_id = ? AND version = ?",
                 (*values, claim, *_vector_values(conn, record, removed=removed),
@@ -277,7 +278,11 @@ class SqliteMemoryStore:
 
     def migrate(self) -> None:
         """Give a database written before claims existed the ``dedup`` column, its records their
-        claims (the oldest live record of each fingerprint), and the unique index."""
+        claims (the oldest live record of each fingerprint), and the unique index; and one written
+        before the ``superseded_by`` column that column, from its records' bodies. (The filters read
+        the column; parsing each candidate's body with ``json_extract`` instead cost search_memory and
+        memory_search a quarter to a third of their CPU at 10,000 memories,
+        bench/results/2026-12-05-paired-superseded-column.md.)"""
         conn = self.db.conn()
         columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
         if "vec" not in columns:  # written before vectors: none yet, cleanup embeds them
@@ -287,6 +292,15 @@ class SqliteMemoryStore:
         if "session" not in columns:  # written before sessions: no memory has one
             with self.db.write() as conn:
                 conn.execute("ALTER TABLE memories ADD COLUMN session TEXT")
+        if "superseded_by" not in columns:  # written before the column: the bodies say it
+            with self.db.write() as conn:
+                # (re-read under the write lock: another process opening the database may have added it)
+                if "superseded_by" not in {row[1] for row in conn.execute("PRAGMA table_info(memories)")}:
+                    conn.execute("ALTER TABLE memories ADD COLUMN superseded_by TEXT")
+                    conn.execute(
+                        "UPDATE memories SET superseded_by = json_extract(body, '$.superseded_by')"
+                        " WHERE json_extract(body, '$.superseded_by') IS NOT NULL"
+                    )
         # neighbours(): a session's memories (and, session NULL included, a project's) in id order
         conn.execute("CREATE INDEX IF NOT EXISTS memories_session ON memories (project_id, session, id)")
         if "dedup" not in columns:
@@ -350,6 +364,7 @@ def _row_values(record: MemoryRecord) -> tuple[Any, ...]:
         (record.path or "").casefold(),
         record.team_id,
         record.session,
+        record.superseded_by,
         json.dumps(record.tags, ensure_ascii=False),
         format_ts(record.expires_at) if record.expires_at else None,
         format_ts(record.updated_at),
