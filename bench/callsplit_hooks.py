@@ -49,6 +49,9 @@ TARGETS: list[tuple[str, str, str]] = [
     ("mnemo.embedding.transformer", "TransformerEmbedder.embed", "embedding"),
     ("mnemo.embedding.transformer", "TransformerEmbedder.embed_queries", "embedding"),
     ("mnemo.embedding.static", "StaticEmbedder.embed", "embedding"),
+    # a query's vector made on the query thread (``vectors.embed_query_aside``): the serving thread's
+    # wait for it is its wall time; the thread's own CPU is added by ``_carrying`` (below)
+    ("mnemo.service.vectors", "PendingVector.result", "embedding"),
     ("mnemo.backends.sqlite.index", "SqliteSearchIndex.search", "index"),
     ("mnemo.backends.sqlite.index", "SqliteSearchIndex.similar", "index"),
     ("mnemo.backends.sqlite.index", "SqliteSearchIndex.upsert", "index"),
@@ -85,6 +88,9 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.stack: list[list[float]] = []
         self.record: dict[str, Any] | None = None
+        #: a thread working for a call served on another (``_carrying``): its timers add CPU time
+        #: only, the serving thread's wall time being the call's
+        self.aside = False
 
 
 STATE = _State()
@@ -128,7 +134,8 @@ def timed(fn: Callable[..., Any], stage: str, *, starts: bool = False, ends: boo
             inner_wall, inner_cpu = stack.pop()
             record = state.record
             if record is not None:
-                record["wall"][stage] = record["wall"].get(stage, 0.0) + wall - inner_wall
+                if not state.aside:
+                    record["wall"][stage] = record["wall"].get(stage, 0.0) + wall - inner_wall
                 record["cpu"][stage] = record["cpu"].get(stage, 0.0) + cpu - inner_cpu
             if stack:
                 stack[-1][0] += wall
@@ -147,6 +154,26 @@ def _tagging_invoke(fn: Callable[..., Any]) -> Callable[..., Any]:
         if STATE.record is not None and STATE.record["tool"] is None:
             STATE.record["tool"] = name
         return fn(self, name, *args, **kwargs)
+
+    return wrapper
+
+
+def _carrying(submit: Callable[..., Any]) -> Callable[..., Any]:
+    """``vectors._submit`` whose work, on the query thread, adds its timers' CPU time to the record
+    of the call that submitted it (``_State.aside``: not its wall time, which overlaps the call's)."""
+
+    @functools.wraps(submit)
+    def wrapper(fn: Callable[..., Any], *args: Any) -> Any:
+        record = STATE.record
+
+        def carried(*inner: Any) -> Any:
+            STATE.record, STATE.aside, STATE.stack = record, True, []
+            try:
+                return fn(*inner)
+            finally:
+                STATE.record, STATE.aside = None, False
+
+        return submit(carried, *args)
 
     return wrapper
 
@@ -189,6 +216,13 @@ def install(sink_path: str | None, *, stdio: bool) -> None:
         if path == "Service.invoke":
             wrapped = _tagging_invoke(wrapped)
         setattr(owner, attr, wrapped)
+    try:
+        from mnemo.service import vectors
+    except ImportError:
+        pass
+    else:
+        if hasattr(vectors, "_submit"):
+            vectors._submit = _carrying(vectors._submit)  # type: ignore[attr-defined]
     _wrap_operations()
     _wrap_logging()
 

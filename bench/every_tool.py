@@ -32,6 +32,7 @@ Writes ``bench/results/<date>-every-tool-<label>.{json,md}``.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import shutil
 import sys
@@ -59,7 +60,10 @@ def _service(db_path: Path) -> tuple[Any, Any]:
     if embedder is not None and hasattr(embedder, "load"):
         embedder.load()
     later = bool(getattr(embedder, "embed_after_answer", False))
-    svc = Service(SqliteBackend(db_path), embedder=embedder, embed_after_answer=later)
+    options: dict[str, Any] = {"embed_after_answer": later}
+    if "query_vector_aside" in inspect.signature(Service).parameters:  # a tree from before it has none
+        options["query_vector_aside"] = True  # as mnemo.runtime.build_service outside Lambda
+    svc = Service(SqliteBackend(db_path), embedder=embedder, **options)
     return svc, svc.authenticate(f"Bearer {corpus.BENCH_KEY}")
 
 

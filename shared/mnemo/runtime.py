@@ -119,9 +119,17 @@ def build_service(ports: Ports, cfg: Settings) -> Service:
     embedder = build_embedder(cfg.embedder, cfg)
     # an embedder slower than a write's budget (minilm) embeds after the answer, in a process that
     # outlives its calls: never in Lambda, which freezes an instance once it has answered
-    later = bool(getattr(embedder, "embed_after_answer", False)) and "AWS_LAMBDA_FUNCTION_NAME" not in os.environ
+    lambda_ = "AWS_LAMBDA_FUNCTION_NAME" in os.environ
+    later = bool(getattr(embedder, "embed_after_answer", False)) and not lambda_
+    # and its query's vector beside recall's word search, on a second thread when a core is free:
+    # not in Lambda either, where a small function's share of a core is all it gets
     return Service(
-        ports, embedder=embedder, default_limits=limits, tokens=build_token_auth(cfg), embed_after_answer=later
+        ports,
+        embedder=embedder,
+        default_limits=limits,
+        tokens=build_token_auth(cfg),
+        embed_after_answer=later,
+        query_vector_aside=not lambda_,
     )
 
 

@@ -266,7 +266,9 @@ class Index:
 def floor_asked(mode: str, **embedder_fields: Any) -> float:
     index = Index()
     embedder = SimpleNamespace(model="m", dim=2, embed=lambda texts: [[1.0, 0.0] for _ in texts], **embedder_fields)
-    ctx: Any = SimpleNamespace(embedder=embedder, ports=SimpleNamespace(index=index), scope=None)
+    ctx: Any = SimpleNamespace(
+        embedder=embedder, ports=SimpleNamespace(index=index), scope=None, query_vector_aside=False
+    )
     pools = candidates.gather(ctx, "", None, mode, pool=POOL, prefer_working=False, full=False)  # type: ignore[arg-type]
     (query,) = index.asked
     assert pools.lexical == [] and pools.similar == []

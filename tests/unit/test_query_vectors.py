@@ -1,6 +1,7 @@
 """``service.vectors.embed_query`` keeps the vectors of recent queries, per embedder object: a
 repeated query costs no second embedding, another embedder (even under the same model name) is
-always asked itself, and a failure is never kept."""
+always asked itself, and a failure is never kept; a costly embedder makes the vector on the query
+thread (``embed_query_aside``), with the same cache and the same errors."""
 
 from __future__ import annotations
 
@@ -68,3 +69,138 @@ def test_a_failure_is_not_kept_and_the_oldest_queries_leave_first(monkeypatch):
     for text in ("a", "b", "a", "c", "a", "b"):  # "b" left when "c" came: "a" was used since
         vectors.embed_query(embedder, text)
     assert embedder.texts == ["a", "b", "c", "b"]
+
+
+class Aside(Counting):
+    """An embedder whose queries cost enough to be made on the query thread."""
+
+    embed_queries_aside = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        import threading
+
+        self.threads.append(threading.current_thread().name)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def core_free(monkeypatch):
+    """The machine has a core to spare (its load is not this test's to choose)."""
+    monkeypatch.setattr(vectors, "spare_core", lambda: True)
+
+
+def test_a_query_embedded_aside_is_made_on_the_query_thread_and_kept(core_free):
+    import threading
+
+    embedder = Aside()
+    pending = vectors.embed_query_aside(embedder, "deploy freeze")
+    assert pending.result() == [1.0, 13.0]
+    assert embedder.threads[0] != threading.current_thread().name
+    assert embedder.threads[0].startswith("mnemo-query-vector")
+    again = vectors.embed_query_aside(embedder, "deploy freeze")  # kept: not asked again
+    assert again.result() == [1.0, 13.0]
+    assert embedder.texts == ["deploy freeze"]
+
+
+def test_an_embedder_that_does_not_ask_is_asked_in_the_callers_thread_when_the_vector_is_wanted(core_free):
+    import threading
+
+    embedder = Aside()
+    embedder.embed_queries_aside = False
+    pending = vectors.embed_query_aside(embedder, "pricing")
+    assert embedder.texts == []  # nothing made before the caller asks for it
+    assert pending.result() == [1.0, 7.0]
+    assert embedder.threads == [threading.current_thread().name]
+
+
+def test_a_failure_aside_is_raised_when_the_vector_is_wanted_and_not_kept(core_free):
+    embedder = Aside()
+    embedder.down = True
+    pending = vectors.embed_query_aside(embedder, "churn")
+    with pytest.raises(EmbedderUnavailable):
+        pending.result()
+    embedder.down = False
+    assert vectors.embed_query_aside(embedder, "churn").result() == [1.0, 5.0]
+    assert embedder.texts == ["churn"]
+
+
+def test_with_no_core_to_spare_the_vector_is_made_in_the_callers_thread_when_wanted(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(vectors, "spare_core", lambda: False)
+    embedder = Aside()
+    pending = vectors.embed_query_aside(embedder, "pricing")
+    assert embedder.texts == []  # nothing started: the caller makes it when it wants it
+    assert pending.result() == [1.0, 7.0]
+    assert embedder.threads == [threading.current_thread().name]
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "spare"),
+    [
+        (2, 0.4, True),
+        (2, 1.9, True),
+        (2, 2.0, False),  # both cores taken on average over the last minute
+        (2, 3.7, False),
+        (8, 6.5, True),
+        (1, 0.0, False),  # one core: a second thread has nowhere to run
+    ],
+)
+def test_a_core_is_spare_while_the_load_average_is_below_the_cores(monkeypatch, cores, load, spare):
+    monkeypatch.setattr(vectors.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(vectors.os, "getloadavg", lambda: (load, load, load))
+    assert vectors.spare_core() is spare
+
+
+def test_no_load_average_means_no_second_thread(monkeypatch):
+    def unavailable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(vectors.os, "getloadavg", unavailable)
+    assert vectors.spare_core() is False
+
+
+def _recall_threads(monkeypatch, *, aside: bool) -> list[str]:
+    """The threads an asking embedder made recall's query vector on, in a service that may (or may
+    not) make it aside, a core being free."""
+    from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.service import tenancy
+    from mnemo.service.identity import ADMIN
+    from mnemo.service.pipeline import Service
+
+    monkeypatch.setattr(vectors, "spare_core", lambda: True)
+    embedder = Aside()
+    svc = Service(SqliteBackend(":memory:"), embedder=embedder, query_vector_aside=aside)
+    workspace, _ = tenancy.create_workspace(svc.ports, "w")
+    caller = svc.authenticate(f"Bearer {tenancy.create_key(svc.ports, workspace.id, label='a', scopes=[ADMIN]).plain}")
+    svc.invoke("memory_add", caller, {"content": "deploys on Tuesdays"})
+    embedder.threads.clear()
+    svc.invoke("recall", caller, {"query": "when do we deploy"})
+    svc.ports.close()
+    return embedder.threads
+
+
+def test_recall_makes_the_vector_aside_only_in_a_service_that_may(monkeypatch):
+    import threading
+
+    assert _recall_threads(monkeypatch, aside=False) == [threading.current_thread().name]
+    (made_on,) = _recall_threads(monkeypatch, aside=True)
+    assert made_on.startswith("mnemo-query-vector")
+
+
+def test_a_local_process_may_make_query_vectors_aside_and_a_lambda_function_not(monkeypatch, tmp_path):
+    from mnemo import runtime
+    from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.config import Settings
+
+    cfg = Settings(embedder="static")
+    ports = SqliteBackend(tmp_path / "mnemo.db")
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+    assert runtime.build_service(ports, cfg).query_vector_aside is True
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "mnemo-search")
+    assert runtime.build_service(ports, cfg).query_vector_aside is False
+    ports.close()

@@ -183,6 +183,10 @@ class TransformerEmbedder:
     #: a memory costs more CPU to embed than memory_add's budget (bench/results/add_minilm.json):
     #: a long-lived process embeds after the answer (mnemo.service.vectors.EmbedAfter)
     embed_after_answer = True
+    #: a query costs milliseconds of CPU in onnxruntime, which releases the interpreter's lock:
+    #: recall makes its vector on a thread of its own while the words are searched
+    #: (mnemo.service.vectors.embed_query_aside)
+    embed_queries_aside = True
 
     def __init__(self, data: Path = DATA, query_prefix: str = "", passage_prefix: str = "") -> None:
         self.data = data

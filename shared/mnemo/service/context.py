@@ -39,6 +39,9 @@ class CallContext:
     fusion: Fusion | None = None
     #: writes leave the vector to this, after the answer (None: the vector before the write)
     embed_after: EmbedAfter | None = None
+    #: recall may make the query's vector on a thread of its own while it searches the words
+    #: (``vectors.embed_query_aside``: when the embedder asks and a core is free)
+    query_vector_aside: bool = False
     #: how recall lets memories saved together lend each other weight (None: the adopted rule,
     #: ``retrieval.context.ADOPTED``)
     neighbours: Neighbours | None = None

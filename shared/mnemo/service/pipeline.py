@@ -92,6 +92,7 @@ class Service:
         fusion: Fusion | None = None,
         embed_after_answer: bool = False,
         neighbours: Neighbours | None = None,
+        query_vector_aside: bool = False,
     ) -> None:
         """``embedder`` is the embedder of meaning the composition root chose (``mnemo.runtime``
         from ``MNEMO_EMBEDDER``); None: words only. ``tokens``: how OAuth access tokens are
@@ -100,7 +101,9 @@ class Service:
         ``embed_after_answer``: writes store the record without its vector and a thread of this
         process embeds it after the answer (``vectors.EmbedAfter``; only for a process that
         outlives its calls). ``neighbours``: recall's context rule (None:
-        ``mnemo.service.retrieval.context.ADOPTED``)."""
+        ``mnemo.service.retrieval.context.ADOPTED``). ``query_vector_aside``: recall may make the
+        query's vector on a thread of this process while it searches the words
+        (``vectors.embed_query_aside``: when the embedder asks for it and a core is free)."""
         self.ports = ports
         #: how OAuth access tokens are accepted (None: API keys only)
         self.tokens = tokens
@@ -113,6 +116,8 @@ class Service:
         self.embed_after = EmbedAfter(ports, embedder) if embed_after_answer and embedder is not None else None
         #: recall's context rule (None: the adopted one)
         self.neighbours = neighbours
+        #: recall may make the query's vector on a thread of its own (see above)
+        self.query_vector_aside = query_vector_aside
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -223,6 +228,7 @@ class Service:
             embedder=self.embedder,
             fusion=self.fusion,
             embed_after=self.embed_after,
+            query_vector_aside=self.query_vector_aside,
             neighbours=self.neighbours,
             issuers=self.tokens.issuers if self.tokens else (),
             # the workspace admission read: no extra read (AWS caches it for ``tenant_cache_s``)

@@ -13,10 +13,13 @@ one whose process ended first is embedded by the next cleanup run (a record with
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.observability import logger
@@ -66,6 +69,68 @@ def embed_query(embedder: Embedder, text: str) -> list[float]:
         while len(_query_cache) > QUERY_CACHE_SIZE:
             _query_cache.popitem(last=False)
     return list(kept)
+
+
+class PendingVector:
+    """A query's vector on its way (:func:`embed_query_aside`): :meth:`result` answers it, or raises
+    what the embedder raised, as :func:`embed_query` would have."""
+
+    __slots__ = ("_embedder", "_future", "_text")
+
+    def __init__(self, embedder: Embedder, text: str, future: Future[list[float]] | None) -> None:
+        self._embedder, self._text, self._future = embedder, text, future
+
+    def result(self) -> list[float]:
+        if self._future is None:
+            return embed_query(self._embedder, self._text)
+        return self._future.result()
+
+
+_aside_lock = threading.Lock()
+_aside: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _submit(fn: Any, *args: Any) -> Future[Any]:
+    """``fn(*args)`` on the process's query thread (made on first use; a forked process makes its own)."""
+    global _aside
+    with _aside_lock:
+        if _aside is None or _aside[0] != os.getpid():
+            _aside = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-query-vector"))
+        pool = _aside[1]
+    return pool.submit(fn, *args)
+
+
+def spare_core() -> bool:
+    """Whether this machine has had a core to spare: its 1-minute load average below the number of
+    cores this process may run on (and more than one of them). A second thread only pays with a
+    core to run on: with both of this machine's cores taken by other work the query's vector made
+    aside cost recall more wall time and more CPU than made in line
+    (bench/results/2026-12-05-recall-aside.md)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average here: take no chance
+        return False
+    return cores > 1 and load < cores
+
+
+def embed_query_aside(embedder: Embedder, text: str) -> PendingVector:
+    """The query's vector, started now on a thread of its own when the embedder says a query costs
+    it milliseconds of CPU outside the interpreter's lock (``embed_queries_aside``: the local
+    transformer, whose onnxruntime run releases it) and the machine has a core to spare
+    (:func:`spare_core`), so that it is made while the caller does other work (recall's word
+    search); else, or when the vector is kept already, made when asked for, as :func:`embed_query`
+    makes it. Either way the same vector, from the same cache."""
+    if not getattr(embedder, "embed_queries_aside", False) or not spare_core():
+        return PendingVector(embedder, text, None)
+    with _query_cache_lock:
+        held = _query_cache.get((id(embedder), embedder.model, text))
+    if held is not None and held[0] is embedder:
+        return PendingVector(embedder, text, None)
+    return PendingVector(embedder, text, _submit(embed_query, embedder, text))
 
 
 def needs_embedding(embedder: Embedder | None, record: MemoryRecord) -> bool:

@@ -11,7 +11,7 @@ from mnemo.observability import logger
 from mnemo.ports import Embedder, IndexHit, IndexQuery, MemoryFilter, VectorQuery
 from mnemo.service.context import CallContext
 from mnemo.service.retrieval.matching import Match, analyse, rank_key
-from mnemo.service.vectors import embed_query
+from mnemo.service.vectors import PendingVector, embed_query, embed_query_aside
 
 #: recall and recall_context rank this many candidates from each half (the word search and the
 #: vector search), whatever the limit: the same top 10 for limit 10 and 50 (the most either asks
@@ -54,14 +54,21 @@ def words(ctx: CallContext, query: IndexQuery, *, full: bool) -> list[Match]:
 
 
 def nearest(
-    ctx: CallContext, query: str, flt: MemoryFilter, pool: int, *, floor: float, strict: bool
+    ctx: CallContext,
+    query: str,
+    flt: MemoryFilter,
+    pool: int,
+    *,
+    floor: float,
+    strict: bool,
+    pending: PendingVector | None = None,
 ) -> list[IndexHit]:
     """The vector search's candidates at ``floor`` or nearer; [] when the embedder fails and words
-    can answer (not ``strict``)."""
+    can answer (not ``strict``). ``pending``: the query's vector already on its way."""
     embedder = ctx.embedder
     assert embedder is not None
     try:
-        vector = embed_query(embedder, query)
+        vector = pending.result() if pending is not None else embed_query(embedder, query)
     except Exception as exc:
         if strict:
             raise EmbedderUnavailable("the embedder cannot embed the query now; retry, or use mode 'lexical'") from exc
@@ -77,13 +84,18 @@ def gather(
     the floor; ``hybrid``: both, meaning whatever the similarity)."""
     terms = text.query_terms(query, latin_prefix=True)
     floor = min_similarity(ctx.embedder)
+    # the query's vector is made while the words are searched, in a process that may run a second
+    # thread (``Service(query_vector_aside=True)``), where the embedder costs enough and a core is free
+    pending = None
+    if ctx.query_vector_aside and mode != "lexical" and ctx.embedder is not None:
+        pending = embed_query_aside(ctx.embedder, query)
     lexical: list[Match] = []
     if mode != "semantic" and terms:
         lexical = words(ctx, IndexQuery(ctx.scope, terms, "any", flt, pool, prefer_working=prefer_working), full=full)
     similar: list[IndexHit] = []
     if mode != "lexical":
         strict = mode == "semantic"
-        similar = nearest(ctx, query, flt, pool, floor=floor if strict else 0.0, strict=strict)
+        similar = nearest(ctx, query, flt, pool, floor=floor if strict else 0.0, strict=strict, pending=pending)
     return Pools(terms, lexical, similar, floor, prefer_working)
 
 
