@@ -6,7 +6,9 @@ process, p99 <= 20 ms for every tool, measured on an idle machine or as CPU time
 The corpus is callsplit's (``bench.callsplit.prepared_corpus``: the bench corpus at ``size`` with
 every memory's vector made by ``MNEMO_EMBEDDER``, default minilm, cached), copied; the service is
 built as ``mnemo mcp`` builds it for a local process (``embed_after_answer`` when the embedder asks
-for it, the library defaults of ``mnemo.local.cli``: ``OPENBLAS_NUM_THREADS=1``). Before anything is
+for it, ``query_vector_aside``, the library defaults of ``mnemo.local.cli``: ``OPENBLAS_NUM_THREADS=1``).
+With the query's vector made on a thread of its own, the calling thread's CPU leaves it out: compare
+recall's CPU as the process's. Before anything is
 timed, one recall builds the project's HNSW graph (``backends/sqlite/vectors.py``, from 20,000
 vectors; built on a background thread, or loaded from the graph this bench kept from an earlier
 run) and the bench waits for it, as a warm server has it; then the process freezes what it holds
