@@ -103,9 +103,9 @@ def _submit(fn: Any, *args: Any) -> Future[Any]:
 def spare_core() -> bool:
     """Whether this machine has had a core to spare: its 1-minute load average below the number of
     cores this process may run on (and more than one of them). A second thread only pays with a
-    core to run on: with both of this machine's cores taken by other work the query's vector made
-    aside cost recall more wall time and more CPU than made in line
-    (bench/results/2026-12-05-recall-aside.md)."""
+    core to run on: with the cores taken by other work the query's vector made aside cost recall
+    more wall time and more CPU than made in line (bench/results/2026-12-05-recall-aside.md; gated,
+    bench/results/2026-12-05-recall-aside-gate.md)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
