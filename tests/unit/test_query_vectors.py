@@ -148,12 +148,37 @@ def test_with_no_core_to_spare_the_vector_is_made_in_the_callers_thread_when_wan
         (2, 3.7, False),
         (8, 6.5, True),
         (1, 0.0, False),  # one core: a second thread has nowhere to run
+        (1.5, 0.0, False),  # a quota of one and a half: not two
     ],
 )
 def test_a_core_is_spare_while_the_load_average_is_below_the_cores(monkeypatch, cores, load, spare):
-    monkeypatch.setattr(vectors.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(vectors, "usable_cores", lambda: cores)
     monkeypatch.setattr(vectors.os, "getloadavg", lambda: (load, load, load))
     assert vectors.spare_core() is spare
+
+
+def test_the_usable_cores_are_the_pinned_ones_or_fewer_under_a_cgroup_quota(monkeypatch, tmp_path):
+    monkeypatch.setattr(vectors.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(vectors, "CGROUP", tmp_path)
+    vectors.usable_cores.cache_clear()
+    try:
+        assert vectors.cpu_quota(tmp_path) is None  # no cgroup files: no quota
+        assert vectors.usable_cores() == 4
+        (tmp_path / "cpu.max").write_text("max 100000\n")  # cgroup v2, no quota
+        assert vectors.cpu_quota(tmp_path) is None
+        (tmp_path / "cpu.max").write_text("150000 100000\n")  # docker run --cpus 1.5
+        assert vectors.cpu_quota(tmp_path) == 1.5
+        (tmp_path / "cpu.max").unlink()
+        (tmp_path / "cpu").mkdir()
+        (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # cgroup v1, no quota
+        (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+        assert vectors.cpu_quota(tmp_path) is None
+        (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")  # one CPU
+        assert vectors.cpu_quota(tmp_path) == 1.0
+        vectors.usable_cores.cache_clear()
+        assert vectors.usable_cores() == 1.0
+    finally:
+        vectors.usable_cores.cache_clear()
 
 
 def test_no_load_average_means_no_second_thread(monkeypatch):
