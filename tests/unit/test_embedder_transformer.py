@@ -106,3 +106,43 @@ def test_a_changed_graph_is_a_clear_embedder_error(monkeypatch, tmp_path):
 
     with pytest.raises(EmbedderUnavailable, match="sha256"):
         transformer.TransformerEmbedder().embed(["x"])
+
+
+def test_recall_answers_the_same_with_the_query_vector_made_aside_or_in_line(monkeypatch):
+    """The real model, its query vector made on the query thread (a core free) or in the calling
+    thread (none free): the same vectors, so the same answers, explanations included."""
+    import threading
+
+    from mnemo.backends.sqlite import SqliteBackend
+    from mnemo.service import tenancy, vectors
+    from mnemo.service.identity import ADMIN
+    from mnemo.service.pipeline import Service
+
+    model = shared_embedder()
+    threads: list[str] = []
+    run = model.embed_queries
+
+    def noting(texts):
+        threads.append(threading.current_thread().name)
+        return run(texts)
+
+    monkeypatch.setattr(model, "embed_queries", noting)
+    svc = Service(SqliteBackend(":memory:"), embedder=model, query_vector_aside=True)
+    workspace, _ = tenancy.create_workspace(svc.ports, "w")
+    caller = svc.authenticate(f"Bearer {tenancy.create_key(svc.ports, workspace.id, label='a', scopes=[ADMIN]).plain}")
+    for content in ("The staging database is read-only on Sundays", "Deploys freeze on Fridays",
+                    "Billing runs on the first of the month", "The cache TTL is 90 seconds"):  # fmt: skip
+        svc.invoke("memory_add", caller, {"content": content})
+
+    def answers(spare: bool, query: str) -> list[dict]:
+        monkeypatch.setattr(vectors, "spare_core", lambda: spare)
+        vectors._query_cache.clear()  # each query embedded again, not read from the cache
+        result = svc.invoke("recall", caller, {"query": query, "explain": True}).result
+        return result.model_dump(mode="json")["results"]
+
+    for query in ("can I write to pre-prod during weekends", "when do we stop shipping"):
+        threads.clear()
+        aside, in_line = answers(True, query), answers(False, query)
+        assert aside == in_line and aside
+        assert threads[0].startswith("mnemo-query-vector") and threads[1] == threading.current_thread().name
+    svc.ports.close()
