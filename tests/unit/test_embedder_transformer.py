@@ -113,6 +113,7 @@ def test_recall_answers_the_same_with_the_query_vector_made_aside_or_in_line(mon
     thread (none free): the same vectors, so the same answers, explanations included."""
     import threading
 
+    from mnemo import machine
     from mnemo.backends.sqlite import SqliteBackend
     from mnemo.service import tenancy, vectors
     from mnemo.service.identity import ADMIN
@@ -135,7 +136,7 @@ def test_recall_answers_the_same_with_the_query_vector_made_aside_or_in_line(mon
         svc.invoke("memory_add", caller, {"content": content})
 
     def answers(spare: bool, query: str) -> list[dict]:
-        monkeypatch.setattr(vectors, "spare_core", lambda: spare)
+        monkeypatch.setattr(machine, "spare_core", lambda: spare)
         vectors._query_cache.clear()  # each query embedded again, not read from the cache
         result = svc.invoke("recall", caller, {"query": query, "explain": True}).result
         return result.model_dump(mode="json")["results"]

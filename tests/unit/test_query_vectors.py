@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from mnemo import machine
 from mnemo.errors import EmbedderUnavailable
 from mnemo.service import vectors
 
@@ -90,7 +91,7 @@ class Aside(Counting):
 @pytest.fixture
 def core_free(monkeypatch):
     """The machine has a core to spare (its load is not this test's to choose)."""
-    monkeypatch.setattr(vectors, "spare_core", lambda: True)
+    monkeypatch.setattr(machine, "spare_core", lambda: True)
 
 
 def test_a_query_embedded_aside_is_made_on_the_query_thread_and_kept(core_free):
@@ -131,7 +132,7 @@ def test_a_failure_aside_is_raised_when_the_vector_is_wanted_and_not_kept(core_f
 def test_with_no_core_to_spare_the_vector_is_made_in_the_callers_thread_when_wanted(monkeypatch):
     import threading
 
-    monkeypatch.setattr(vectors, "spare_core", lambda: False)
+    monkeypatch.setattr(machine, "spare_core", lambda: False)
     embedder = Aside()
     pending = vectors.embed_query_aside(embedder, "pricing")
     assert embedder.texts == []  # nothing started: the caller makes it when it wants it
@@ -152,41 +153,41 @@ def test_with_no_core_to_spare_the_vector_is_made_in_the_callers_thread_when_wan
     ],
 )
 def test_a_core_is_spare_while_the_load_average_is_below_the_cores(monkeypatch, cores, load, spare):
-    monkeypatch.setattr(vectors, "usable_cores", lambda: cores)
-    monkeypatch.setattr(vectors.os, "getloadavg", lambda: (load, load, load))
-    assert vectors.spare_core() is spare
+    monkeypatch.setattr(machine, "usable_cores", lambda: cores)
+    monkeypatch.setattr(machine.os, "getloadavg", lambda: (load, load, load))
+    assert machine.spare_core() is spare
 
 
 def test_the_usable_cores_are_the_pinned_ones_or_fewer_under_a_cgroup_quota(monkeypatch, tmp_path):
-    monkeypatch.setattr(vectors.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
-    monkeypatch.setattr(vectors, "CGROUP", tmp_path)
-    vectors.usable_cores.cache_clear()
+    monkeypatch.setattr(machine.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(machine, "CGROUP", tmp_path)
+    machine.usable_cores.cache_clear()
     try:
-        assert vectors.cpu_quota(tmp_path) is None  # no cgroup files: no quota
-        assert vectors.usable_cores() == 4
+        assert machine.cpu_quota(tmp_path) is None  # no cgroup files: no quota
+        assert machine.usable_cores() == 4
         (tmp_path / "cpu.max").write_text("max 100000\n")  # cgroup v2, no quota
-        assert vectors.cpu_quota(tmp_path) is None
+        assert machine.cpu_quota(tmp_path) is None
         (tmp_path / "cpu.max").write_text("150000 100000\n")  # docker run --cpus 1.5
-        assert vectors.cpu_quota(tmp_path) == 1.5
+        assert machine.cpu_quota(tmp_path) == 1.5
         (tmp_path / "cpu.max").unlink()
         (tmp_path / "cpu").mkdir()
         (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # cgroup v1, no quota
         (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-        assert vectors.cpu_quota(tmp_path) is None
+        assert machine.cpu_quota(tmp_path) is None
         (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")  # one CPU
-        assert vectors.cpu_quota(tmp_path) == 1.0
-        vectors.usable_cores.cache_clear()
-        assert vectors.usable_cores() == 1.0
+        assert machine.cpu_quota(tmp_path) == 1.0
+        machine.usable_cores.cache_clear()
+        assert machine.usable_cores() == 1.0
     finally:
-        vectors.usable_cores.cache_clear()
+        machine.usable_cores.cache_clear()
 
 
 def test_no_load_average_means_no_second_thread(monkeypatch):
     def unavailable():
         raise OSError("no load average")
 
-    monkeypatch.setattr(vectors.os, "getloadavg", unavailable)
-    assert vectors.spare_core() is False
+    monkeypatch.setattr(machine.os, "getloadavg", unavailable)
+    assert machine.spare_core() is False
 
 
 def _recall_threads(monkeypatch, *, aside: bool) -> list[str]:
@@ -197,7 +198,7 @@ def _recall_threads(monkeypatch, *, aside: bool) -> list[str]:
     from mnemo.service.identity import ADMIN
     from mnemo.service.pipeline import Service
 
-    monkeypatch.setattr(vectors, "spare_core", lambda: True)
+    monkeypatch.setattr(machine, "spare_core", lambda: True)
     embedder = Aside()
     svc = Service(SqliteBackend(":memory:"), embedder=embedder, query_vector_aside=aside)
     workspace, _ = tenancy.create_workspace(svc.ports, "w")

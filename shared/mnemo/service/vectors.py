@@ -13,16 +13,15 @@ one whose process ended first is embedded by the next cleanup run (a record with
 
 from __future__ import annotations
 
-import functools
 import os
 import queue
 import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
+from mnemo import machine
 from mnemo.models.records import Embedding, MemoryRecord
 from mnemo.observability import logger
 from mnemo.ports import Embedder, Ports
@@ -102,67 +101,18 @@ def _submit(fn: Any, *args: Any) -> Future[Any]:
     return pool.submit(fn, *args)
 
 
-CGROUP = Path("/sys/fs/cgroup")
-
-
-def cpu_quota(root: Path | None = None) -> float | None:
-    """The CPUs a cgroup quota lets this process use (a container run with ``--cpus``), None when
-    none is set: cgroup v2's ``cpu.max``, else v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``,
-    under ``root`` (default :data:`CGROUP`)."""
-    root = CGROUP if root is None else root
-    try:
-        quota, period = (root / "cpu.max").read_text().split()[:2]
-        return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError):
-        pass
-    try:
-        quota_us = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
-        period_us = int((root / "cpu" / "cpu.cfs_period_us").read_text())
-    except (OSError, ValueError):
-        return None
-    return quota_us / period_us if quota_us > 0 and period_us > 0 else None
-
-
-@functools.cache
-def usable_cores() -> float:
-    """The cores this process may run on: those it is pinned to, fewer if a cgroup quota says so
-    (worked out once per process)."""
-    try:
-        cores: float = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    quota = cpu_quota()
-    return min(cores, quota) if quota is not None else cores
-
-
-def spare_core() -> bool:
-    """Whether this machine has had a core to spare: two cores or more for this process
-    (:func:`usable_cores`) and the 1-minute load average below them. A second thread only pays with
-    a core to run on: with the cores taken by other work the query's vector made aside cost recall
-    more wall time and more CPU than made in line (bench/results/2026-12-05-recall-aside.md; gated,
-    bench/results/2026-12-05-recall-aside-gate.md)."""
-    cores = usable_cores()
-    if cores < 2:
-        return False
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average here: take no chance
-        return False
-    return load < cores
-
-
 def embed_query_aside(embedder: Embedder, text: str) -> PendingVector:
     """The query's vector, started now on a thread of its own when the embedder says a query costs
     it milliseconds of CPU outside the interpreter's lock (``embed_queries_aside``: the local
     transformer, whose onnxruntime run releases it) and the machine has a core to spare
-    (:func:`spare_core`), so that it is made while the caller does other work (recall's word
+    (:func:`mnemo.machine.spare_core`), so that it is made while the caller does other work (recall's word
     search); else, or when the vector is kept already, made when asked for, as :func:`embed_query`
     makes it. Either way the same vector, from the same cache."""
-    if not getattr(embedder, "embed_queries_aside", False) or not spare_core():
+    if not getattr(embedder, "embed_queries_aside", False):
         return PendingVector(embedder, text, None)
     with _query_cache_lock:
         held = _query_cache.get((id(embedder), embedder.model, text))
-    if held is not None and held[0] is embedder:
+    if (held is not None and held[0] is embedder) or not machine.spare_core():
         return PendingVector(embedder, text, None)
     return PendingVector(embedder, text, _submit(embed_query, embedder, text))
 
