@@ -38,6 +38,7 @@ class SqliteBackend:
         self.maintenance = SqliteMaintenance(self.db, self.index)
         self.store.migrate()
         self.idempotency.migrate()
+        self.index.migrate()
         if self.index.outdated():
             self.index.rebuild()
 

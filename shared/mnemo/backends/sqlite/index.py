@@ -11,6 +11,7 @@ the port. It also offers the cleanup job and the tests the index's documents (``
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from mnemo.backends.errors import translate_errors
 from mnemo.backends.sqlite import postings
 from mnemo.backends.sqlite.db import Database, decode, outage
 from mnemo.backends.sqlite.filters import filter_sql
+from mnemo.backends.sqlite.kept import MOST_POSTINGS, KeptLists
 from mnemo.backends.sqlite.topk import (
     DRIVE,
     DRIVE_AFTER,
@@ -55,10 +57,13 @@ class SqliteSearchIndex:
         max_lookups: int = MAX_LOOKUPS,
         drive: int = DRIVE,
         drive_after: int = DRIVE_AFTER,
+        kept_postings: int = MOST_POSTINGS,
     ) -> None:
         self.db = db
         self.vectors = VectorSearch(db)
         self.budgets = Budgets(min_size, max_size, max_total, max_lookups, drive, drive_after)
+        #: posting lists kept in the process for the co-occurrence lookups (``kept``; 0: none)
+        self.kept = KeptLists(kept_postings) if kept_postings else None
 
     def upsert(self, record: MemoryRecord) -> None:
         """Index the stored record's current version (a newer stored version is left as it is)."""
@@ -68,9 +73,9 @@ class SqliteSearchIndex:
             ).fetchone()
             if row is None or row["version"] > record.version:
                 return  # deleted meanwhile, or a newer version is already stored and indexed
-            postings.drop_document(conn, record.project_id, record.id)
-            postings.drop_postings(conn, row["seq"])  # postings no document names
-            postings.insert_document(conn, record, row["seq"])
+            postings.drop_document(conn, record.project_id, record.id, self.kept)
+            postings.drop_postings(conn, row["seq"], self.kept)  # postings no document names
+            postings.insert_document(conn, record, row["seq"], self.kept)
 
     def remove(self, record: MemoryRecord) -> None:
         """Make the record unsearchable, unless the index holds a newer version of it."""
@@ -79,13 +84,27 @@ class SqliteSearchIndex:
                 "SELECT version FROM index_docs WHERE project_id = ? AND id = ?", (record.project_id, record.id)
             ).fetchone()
             if held is not None and held["version"] <= record.version:
-                postings.drop_document(conn, record.project_id, record.id)
+                postings.drop_document(conn, record.project_id, record.id, self.kept)
 
     def rebuild(self) -> None:
         """Re-index every record (after a change of the index layout or the analysis), in one
         transaction."""
+        if self.kept is not None:
+            self.kept.clear()  # (their revisions are gone with the dictionary: only memory is freed)
         with self.db.write() as conn:
             postings.rebuild(conn)
+
+    def migrate(self) -> None:
+        """Give a dictionary written before revisions its ``rev`` column (0 for every key: no list
+        is kept yet, and every write from now on gives the keys it changes a new one)."""
+        if "rev" not in self._term_columns(self.db.conn()):
+            with self.db.write() as conn:
+                if "rev" not in self._term_columns(conn):  # another process may have added it
+                    conn.execute("ALTER TABLE index_terms ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
+
+    @staticmethod
+    def _term_columns(conn: sqlite3.Connection) -> set[str]:
+        return {row[1] for row in conn.execute("PRAGMA table_info(index_terms)")}
 
     def outdated(self) -> bool:
         """Whether the index was built with another layout or analysis (then ``rebuild``)."""
@@ -130,7 +149,7 @@ class SqliteSearchIndex:
     def drop(self, project_id: str, memory_id: str) -> bool:
         """Remove a memory's document whatever its version; False when the index held none."""
         with self.db.write() as conn:
-            return postings.drop_document(conn, project_id, memory_id)
+            return postings.drop_document(conn, project_id, memory_id, self.kept)
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -148,22 +167,25 @@ class SqliteSearchIndex:
         if not query.terms:
             return []
         conn = self.db.conn()
-        plan, docs = postings.plan(conn, query)
+        plan, docs, revs = postings.plan(conn, query)
         if query.mode == "all" and not all(term.keys for term in plan):
             return []  # a term no memory of the project holds
         if not any(term.keys for term in plan):
             return []
         if not query.prefer_working:
-            return self._top(query, plan, docs, "", query.limit)
-        hits = self._top(query, plan, docs, " AND m.kind_fold = 'working'", query.limit)
+            return self._top(query, plan, revs, docs, "", query.limit)
+        hits = self._top(query, plan, revs, docs, " AND m.kind_fold = 'working'", query.limit)
         if len(hits) < query.limit:
-            hits += self._top(query, plan, docs, " AND m.kind_fold <> 'working'", query.limit - len(hits))
+            hits += self._top(query, plan, revs, docs, " AND m.kind_fold <> 'working'", query.limit - len(hits))
         return hits
 
-    def _top(self, query: IndexQuery, plan: list[Term], docs: int, extra: str, limit: int) -> list[IndexHit]:
+    def _top(
+        self, query: IndexQuery, plan: list[Term], revs: dict[int, int], docs: int, extra: str, limit: int
+    ) -> list[IndexHit]:
         where, params = filter_sql(query.filter)
         conn = self.db.conn()
-        source = postings.SqlPostings(conn, where + extra, (query.scope.workspace_id, query.scope.project_id, *params))
+        scope = (query.scope.workspace_id, query.scope.project_id)
+        source = postings.SqlPostings(conn, where + extra, (*scope, *params), self.kept, plan, revs)
         best = top_k(
             source, plan, mode=query.mode, limit=limit, docs=docs, ceiling=postings.CEILING, budgets=self.budgets
         )

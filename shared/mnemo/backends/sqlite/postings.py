@@ -3,7 +3,8 @@ tables that hold them (``schema.sql``), written, dropped, rebuilt and read.
 
 Tables:
 
-* ``index_terms`` — a project's dictionary: ``key`` → id and document frequency. A key is a stem
+* ``index_terms`` — a project's dictionary: ``key`` → id, document frequency and revision (a new
+  random number whenever the key's postings change: what ``kept`` keys its lists by). A key is a stem
   (a CJK term or a number is its own stem); an English word that differs from its stem is also
   indexed as ``=`` + the word, so ``recall``'s prefixes match words as they are written
   (``deploym`` finds ``deployment``, whose stem is ``deploy``).
@@ -33,8 +34,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from mnemo import text
 from mnemo.backends.sqlite.db import INDEX_VERSION, record_of
+from mnemo.backends.sqlite.kept import KeptLists, Postings, new_rev
 from mnemo.backends.sqlite.topk import Term
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery
@@ -79,21 +83,32 @@ def idf(df: int, docs: int) -> float:
 # -- writes ------------------------------------------------------------------------------------
 
 
-def insert_document(conn: sqlite3.Connection, record: MemoryRecord, doc: int) -> None:
-    """Index a record as document ``doc`` (its memory's ``seq``); the caller dropped any other."""
+def insert_document(conn: sqlite3.Connection, record: MemoryRecord, doc: int, kept: KeptLists | None = None) -> None:
+    """Index a record as document ``doc`` (its memory's ``seq``); the caller dropped any other. Each
+    of its keys gets a new revision, and ``kept`` the lists it holds of them with ``doc`` in."""
     keys = document_keys(record)
     if keys:
         pairs = json.dumps(list(keys.items()), ensure_ascii=False)
+        rev = new_rev()
+        held = []
+        if kept is not None and len(kept):
+            held = conn.execute(
+                "SELECT t.id, t.rev, j.value ->> 1 FROM json_each(?) AS j"
+                " CROSS JOIN index_terms t ON t.project_id = ? AND t.key = j.value ->> 0",
+                (pairs, record.project_id),
+            ).fetchall()
         conn.execute(
-            "INSERT INTO index_terms (project_id, key, df) SELECT ?, value ->> 0, 1 FROM json_each(?) WHERE 1"
-            " ON CONFLICT (project_id, key) DO UPDATE SET df = df + 1",
-            (record.project_id, pairs),
+            "INSERT INTO index_terms (project_id, key, df, rev) SELECT ?, value ->> 0, 1, ? FROM json_each(?) WHERE 1"
+            " ON CONFLICT (project_id, key) DO UPDATE SET df = df + 1, rev = excluded.rev",
+            (record.project_id, rev, pairs),
         )
         conn.execute(
             "INSERT INTO postings (term, impact, doc) SELECT t.id, j.value ->> 1, ? FROM json_each(?) AS j"
             " CROSS JOIN index_terms t ON t.project_id = ? AND t.key = j.value ->> 0",  # json_each outer
             (doc, pairs, record.project_id),
         )
+        for key, old, impact in held:
+            kept.changed(key, old, rev, doc, impact)  # type: ignore[union-attr]
     conn.execute(
         "INSERT INTO index_docs (workspace_id, project_id, id, doc, version) VALUES (?,?,?,?,?)",
         (record.workspace_id, record.project_id, record.id, doc, record.version),
@@ -105,7 +120,7 @@ def insert_document(conn: sqlite3.Connection, record: MemoryRecord, doc: int) ->
     )
 
 
-def drop_document(conn: sqlite3.Connection, project_id: str, memory_id: str) -> bool:
+def drop_document(conn: sqlite3.Connection, project_id: str, memory_id: str, kept: KeptLists | None = None) -> bool:
     """Remove a memory's document (its postings, its dictionary counts, its row); False when the
     index held none."""
     found = conn.execute(
@@ -113,20 +128,27 @@ def drop_document(conn: sqlite3.Connection, project_id: str, memory_id: str) -> 
     ).fetchone()
     if found is None:
         return False
-    drop_postings(conn, found["doc"])
+    drop_postings(conn, found["doc"], kept)
     conn.execute("UPDATE index_stats SET docs = docs - 1 WHERE project_id = ?", (project_id,))
     return True
 
 
-def drop_postings(conn: sqlite3.Connection, doc: int) -> None:
-    """Remove the postings of document ``doc`` (and the dictionary's counts of them)."""
-    terms = [row[0] for row in conn.execute("SELECT term FROM postings WHERE doc = ?", (doc,))]
-    if not terms:
+def drop_postings(conn: sqlite3.Connection, doc: int, kept: KeptLists | None = None) -> None:
+    """Remove the postings of document ``doc`` (and the dictionary's counts of them); each of its
+    keys gets a new revision, and ``kept`` the lists it holds of them without ``doc``."""
+    held = conn.execute(
+        "SELECT p.term, t.rev FROM postings p CROSS JOIN index_terms t ON t.id = p.term WHERE p.doc = ?", (doc,)
+    ).fetchall()
+    if not held:
         return
-    ids = json.dumps(terms)
+    ids = json.dumps([term for term, _ in held])
+    rev = new_rev()
     conn.execute("DELETE FROM postings WHERE doc = ?", (doc,))
-    conn.execute("UPDATE index_terms SET df = df - 1 WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+    conn.execute("UPDATE index_terms SET df = df - 1, rev = ? WHERE id IN (SELECT value FROM json_each(?))", (rev, ids))
     conn.execute("DELETE FROM index_terms WHERE df <= 0 AND id IN (SELECT value FROM json_each(?))", (ids,))
+    if kept is not None:
+        for term, old in held:
+            kept.changed(term, old, rev, doc, None)
 
 
 def rebuild(conn: sqlite3.Connection) -> None:
@@ -157,49 +179,58 @@ def outdated(conn: sqlite3.Connection) -> bool:
 # -- query planning ----------------------------------------------------------------------------
 
 
-def plan(conn: sqlite3.Connection, query: IndexQuery) -> tuple[list[Term], int]:
-    """The query's terms as the index sees them, and the project's document count."""
+def plan(conn: sqlite3.Connection, query: IndexQuery) -> tuple[list[Term], int, dict[int, int]]:
+    """The query's terms as the index sees them, the project's document count, and the revision of
+    each key the terms match."""
     project = query.scope.project_id
     docs_row = conn.execute("SELECT docs FROM index_stats WHERE project_id = ?", (project,)).fetchone()
     docs = docs_row[0] if docs_row else 0
     out = []
+    revs: dict[int, int] = {}
     for term in query.terms:
         keys: dict[int, int] = {}
         row = conn.execute(
-            "SELECT id, df FROM index_terms WHERE project_id = ? AND key = ?", (project, term.stem)
+            "SELECT id, df, rev FROM index_terms WHERE project_id = ? AND key = ?", (project, term.stem)
         ).fetchone()
         if row is not None:
             keys[row[0]] = row[1]
+            revs[row[0]] = row[2]
         if term.prefix:
             most = MAX_EXPANSIONS_KNOWN if keys else MAX_EXPANSIONS
-            keys.update(_expansions(conn, project, term, exclude=keys, most=most))
+            keys.update(_expansions(conn, project, term, exclude=keys, most=most, revs=revs))
         out.append(Term(term.text, keys, idf(max(keys.values(), default=0), docs)))
-    return out, docs
+    return out, docs, revs
 
 
 def _expansions(
-    conn: sqlite3.Connection, project: str, term: text.QueryTerm, exclude: dict[int, int], most: int
+    conn: sqlite3.Connection,
+    project: str,
+    term: text.QueryTerm,
+    exclude: dict[int, int],
+    most: int,
+    revs: dict[int, int],
 ) -> dict[int, int]:
     """The keys a prefix term matches beyond its stem: stems (and CJK terms) that start with it,
     and words as written that start with it whose stem is not among those; the ``most`` most
-    frequent."""
+    frequent (their revisions noted in ``revs``)."""
     ranges = [(term.text, term.text + _TOP)]
     if not text.is_cjk(term.text):
         ranges.append((SURFACE + term.text, SURFACE + term.text + _TOP))
-    found: list[tuple[int, int, str]] = []
+    found: list[tuple[int, int, str, int]] = []
     for low, high in ranges:
         found += conn.execute(
-            "SELECT df, id, key FROM index_terms WHERE project_id = ? AND key >= ? AND key < ?"
+            "SELECT df, id, key, rev FROM index_terms WHERE project_id = ? AND key >= ? AND key < ?"
             " ORDER BY df DESC LIMIT ?",
             (project, low, high, 4 * most),
         ).fetchall()
-    stems = {key for _, _, key in found if not key.startswith(SURFACE)} | {term.stem}
+    stems = {key for _, _, key, _ in found if not key.startswith(SURFACE)} | {term.stem}
     chosen = [
         (df, key_id)
-        for df, key_id, key in found
+        for df, key_id, key, _ in found
         if key_id not in exclude and not (key.startswith(SURFACE) and text.stem(key[1:]) in stems)
     ]
     chosen.sort(reverse=True)
+    revs.update((key_id, rev) for _, key_id, _, rev in found)
     return {key_id: df for df, key_id in chosen[:most]}
 
 
@@ -211,15 +242,37 @@ def _in(keys: Sequence[int]) -> str:
     return "IN (" + ",".join("?" * len(keys)) + ")"
 
 
+#: a co-occurrence call goes through the kept lists (``kept``) when it would make at least this
+#: many lookups; fewer cost SQLite less than the numpy calls per key cost
+KEPT_FROM = 64
+#: and reads lists not kept yet when they hold at most this many postings per lookup it spares: a
+#: posting read whole (and parsed) costs about a seventh of a lookup through ``postings_doc``
+#: (0.19 vs 1.4 µs at 100,000 memories), so a cold call costs no more than SQLite's lookups
+#: would, and the lists are kept for the next
+LOAD_PER_LOOKUP = 4
+
+
 class SqlPostings:
     """The engine's :class:`~mnemo.backends.sqlite.topk.PostingSource` over the tables: one
     project's postings, its records filtered by ``where`` (over ``memories m``), each call one
-    statement inside SQLite."""
+    statement inside SQLite — but the co-occurrence lookups, which go through the lists the
+    process keeps (``kept``, by the revisions ``revs`` the plan read) where that costs less."""
 
-    def __init__(self, conn: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        where: str,
+        params: tuple[Any, ...],
+        kept: KeptLists | None = None,
+        plan: Sequence[Term] = (),
+        revs: dict[int, int] | None = None,
+    ) -> None:
         self.conn = conn
         self.where = where  # the filter over ``memories m``
         self.params = params  # the scope's (workspace, project) and the filter's parameters
+        self.kept = kept
+        self.revs = revs or {}
+        self.dfs = {key: df for term in plan for key, df in term.keys.items()}
 
     def read(self, key: int, offset: int, count: int) -> list[tuple[int, int]]:
         return self.conn.execute(
@@ -230,6 +283,10 @@ class SqlPostings:
     def cooccurring(
         self, driver: Sequence[int], joined: Sequence[Sequence[int]], required: int, *, every: bool
     ) -> Iterable[Sequence[Any]]:
+        if self.kept is not None:
+            rows = self._kept_cooccurring(driver, joined, required, every=every)
+            if rows is not None:
+                return rows
         # The driver's postings, each joined to the others' through ``postings_doc`` (a join costs
         # a third of a correlated subquery). CROSS JOIN: SQLite's inner join that keeps this order
         # (the driver's postings first); with several plain JOINs the planner may start from
@@ -243,6 +300,54 @@ class SqlPostings:
         columns = ", ".join(f"q{n}.impact" for n in range(len(joined)))
         sql = f"SELECT p.doc, p.impact, {columns} FROM postings p{joins} WHERE p.term {_in(driver)}{held}"
         return self.conn.execute(sql, [*(key for keys in joined for key in keys), *driver])
+
+    def _kept_cooccurring(
+        self, driver: Sequence[int], joined: Sequence[Sequence[int]], required: int, *, every: bool
+    ) -> Iterable[Sequence[Any]] | None:
+        """``cooccurring`` through the kept lists: each joined key's list searched for the driver's
+        documents at once (0: not held). None when SQLite's lookups cost less: few of them, or lists
+        not kept yet that hold more postings than the lookups they would spare."""
+        postings = sum(self.dfs.get(key, 0) for key in driver)
+        lookups = postings * sum(len(keys) for keys in joined)
+        if lookups < KEPT_FROM:
+            return None
+        keys = [*driver, *(key for keys in joined for key in keys)]
+        lists = self._lists(keys, postings + LOAD_PER_LOOKUP * lookups)
+        if lists is None:
+            return None
+        parts = [lists[key] for key in driver]
+        docs = np.concatenate([d for d, _ in parts])
+        impacts = np.concatenate([i for _, i in parts])
+        found = [_held(lists, keys, docs) for keys in joined]
+        if required:
+            held = np.vstack(found[:required]) > 0
+            chosen = held.all(axis=0) if every else held.any(axis=0)
+            docs, impacts, found = docs[chosen], impacts[chosen], [f[chosen] for f in found]
+        return zip(docs.tolist(), impacts.tolist(), *(f.tolist() for f in found), strict=True)
+
+    def _lists(self, keys: Sequence[int], budget: int) -> dict[int, Postings] | None:
+        """The lists of these keys at the plan's revisions: kept ones, and the others read whole (and
+        kept) if they hold at most ``budget`` postings in all; None otherwise."""
+        assert self.kept is not None
+        out: dict[int, Postings] = {}
+        missing = []
+        for key in keys:
+            rev = self.revs.get(key)
+            if rev is None:
+                return None
+            held = self.kept.get(key, rev)
+            if held is None:
+                missing.append(key)
+            else:
+                out[key] = held
+        if sum(self.dfs.get(key, budget + 1) for key in missing) > budget:
+            return None
+        for key in missing:
+            docs, impacts = self.conn.execute(
+                "SELECT group_concat(doc), group_concat(impact) FROM postings WHERE term = ?", (key,)
+            ).fetchone()
+            out[key] = self.kept.load(key, self.revs[key], docs, impacts)
+        return out
 
     def filtered(self, docs: Sequence[int]) -> Iterable[tuple[int, str]]:
         sql = (
@@ -281,3 +386,16 @@ class SqlPostings:
             f" ON q.doc = m.seq AND q.term {_in(keys)} WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
         )
         return self.conn.execute(sql, (*keys, *self.params))
+
+
+def _held(lists: dict[int, Postings], keys: Sequence[int], docs: np.ndarray) -> np.ndarray:
+    """Per document of ``docs``: its best impact in these keys' lists (0: none holds it)."""
+    best = np.zeros(len(docs), dtype=np.int32)
+    for key in keys:
+        held, impacts = lists[key]
+        if not len(held):
+            continue
+        at = np.searchsorted(held, docs)
+        np.minimum(at, len(held) - 1, out=at)
+        np.maximum(best, np.where(held[at] == docs, impacts[at], 0), out=best)
+    return best

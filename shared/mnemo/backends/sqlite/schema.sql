@@ -68,6 +68,7 @@ CREATE TABLE IF NOT EXISTS index_terms (
     project_id TEXT NOT NULL,
     key        TEXT NOT NULL,
     df         INTEGER NOT NULL,                -- documents holding the key
+    rev        INTEGER NOT NULL DEFAULT 0,      -- new (random) whenever its postings change (kept.py)
     UNIQUE (project_id, key)
 );
 CREATE TABLE IF NOT EXISTS postings (
