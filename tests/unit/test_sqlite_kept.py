@@ -15,7 +15,7 @@ import pytest
 from mnemo.backends.sqlite import SqliteBackend, postings
 from mnemo.backends.sqlite.filters import filter_sql
 from mnemo.backends.sqlite.index import SqliteSearchIndex
-from mnemo.backends.sqlite.kept import KeptLists
+from mnemo.backends.sqlite.kept import MOST_NOTED, KeptLists
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexQuery, MemoryFilter, Scope
 from mnemo.text import query_terms
@@ -108,6 +108,28 @@ def test_a_write_derives_the_new_revision_from_the_kept_one() -> None:
     assert _as_pairs(kept.get(7, 300)) == [(3, 6), (4, 9)]
     kept.changed(7, 300, 400, 4, 2)  # document 4 written again with another impact
     assert _as_pairs(kept.get(7, 400)) == [(3, 6), (4, 2)]
+
+
+def test_changes_noted_by_several_writes_apply_in_order_when_the_list_is_used() -> None:
+    kept = KeptLists()
+    kept.put(7, 100, *_list((2, 5), (4, 9), (8, 1)))
+    rev = 100
+    for n, (doc, impact) in enumerate([(4, None), (6, 3), (4, 7), (2, None), (9, 2), (6, None), (1, 4)]):
+        kept.changed(7, rev, 200 + n, doc, impact)
+        rev = 200 + n
+    assert kept.held == 3  # noted, not applied: no list was copied
+    assert _as_pairs(kept.get(7, rev)) == [(1, 4), (4, 7), (8, 1), (9, 2)]
+    assert kept.held == 4
+    assert _as_pairs(kept.get(7, rev)) == [(1, 4), (4, 7), (8, 1), (9, 2)]
+
+
+def test_a_list_with_too_many_changes_noted_is_dropped() -> None:
+    kept = KeptLists()
+    kept.put(7, 0, *_list((1, 5)))
+    for n in range(MOST_NOTED + 1):
+        kept.changed(7, n, n + 1, 10 + n, 1)
+    assert kept.get(7, MOST_NOTED) is None and kept.get(7, MOST_NOTED + 1) is None
+    assert len(kept) == 0 and kept.held == 0
 
 
 def test_a_write_from_another_revision_derives_nothing() -> None:
