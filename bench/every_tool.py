@@ -1,10 +1,12 @@
 """Every tool in process at scale, with the default embedder (issue 41: "at 100,000 memories in
 process, p99 <= 20 ms for every tool, measured on an idle machine or as CPU time").
 
-    python -m bench.every_tool [--size 100000] [--calls 200] [--label NAME]
+    python -m bench.every_tool [--size 100000] [--calls 200] [--db FILE] [--label NAME]
 
 The corpus is callsplit's (``bench.callsplit.prepared_corpus``: the bench corpus at ``size`` with
-every memory's vector made by ``MNEMO_EMBEDDER``, default minilm, cached), copied; the service is
+every memory's vector made by ``MNEMO_EMBEDDER``, default minilm, cached), copied (``--db``: another
+corpus file to copy instead, e.g. the one an older tree built, so two trees run on the same
+memories: a tree whose schema is newer migrates the copy when it opens it); the service is
 built as ``mnemo mcp`` builds it for a local process (``embed_after_answer`` when the embedder asks
 for it, ``query_vector_aside``, the library defaults of ``mnemo.local.cli``: ``OPENBLAS_NUM_THREADS=1``).
 With the query's vector made on a thread of its own, the calling thread's CPU leaves it out: compare
@@ -119,11 +121,11 @@ def _calls(n: int, ids: list[str], seed: int = 7) -> dict[str, list[dict[str, An
     }
 
 
-def run(size: int, n: int, wait_s: float) -> dict[str, Any]:
+def run(size: int, n: int, wait_s: float, source: Path | None = None) -> dict[str, Any]:
     from bench import callsplit
 
     embedder = os.environ.setdefault("MNEMO_EMBEDDER", "minilm")
-    db = callsplit.prepared_corpus(size, embedder)
+    db = source or callsplit.prepared_corpus(size, embedder)
     kept = db.with_suffix(".ann")
     with sqlite3_connect(db) as conn:
         ids = [
@@ -174,6 +176,7 @@ def run(size: int, n: int, wait_s: float) -> dict[str, Any]:
         "calls_per_tool": n,
         "warmup": warmup,
         "graph": graph,
+        "corpus": db.name,
         "load_average": load,
         "tools": {
             name: {measure: summary_ms(values) for measure, values in one.items()} for name, one in samples.items()
@@ -191,7 +194,8 @@ def markdown(res: dict[str, Any]) -> str:
     lines = [
         f"# Every tool in process: {res['size']:,} memories, MNEMO_EMBEDDER={res['embedder']}",
         "",
-        f"`{res['command']}` ({res['date']}; commit {res['commit']}; the code of `{res['mnemo']}`). "
+        f"`{res['command']}` ({res['date']}; commit {res['commit']}; the code of `{res['mnemo']}`; "
+        f"corpus `{res.get('corpus', '?')}`). "
         f"{res['calls_per_tool']} calls per tool, "
         f"the first {res['warmup']} not counted; the reads interleaved call by call, then each write in a block; "
         f"the project's HNSW graph: {res['graph'] or 'none (exact search)'}; load average "
@@ -214,13 +218,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--graph-wait", type=float, default=900.0, help="seconds to wait for the HNSW graph")
+    parser.add_argument("--db", type=Path, help="a corpus file to copy instead of callsplit's")
     parser.add_argument("--label", default="run")
     a = parser.parse_args(argv)
     from mnemo.local.cli import LIBRARY_DEFAULTS
 
     for name, value in LIBRARY_DEFAULTS.items():  # as ``mnemo mcp`` runs, before numpy loads
         os.environ.setdefault(name, value)
-    res = run(a.size, a.calls, a.graph_wait)
+    res = run(a.size, a.calls, a.graph_wait, a.db)
     resultfiles.stamp(res, "python -m bench.every_tool " + " ".join(argv))
     import mnemo
 
