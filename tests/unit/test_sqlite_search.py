@@ -256,6 +256,30 @@ def test_a_deleted_or_updated_memory_leaves_no_postings_and_counts(backend) -> N
     assert [h.record.id for h in backend.index.search(_query("delta", 5))] == [keep.id]
 
 
+def test_indexing_the_version_the_index_holds_again_writes_nothing(backend) -> None:
+    # Given a memory indexed at version 1 (as its vector, written after the answer, is re-indexed)
+    record = _add(backend, "alpha beta")
+    conn = backend.db.conn()
+
+    def state() -> list[tuple[object, ...]]:
+        terms = conn.execute("SELECT key, df, rev FROM index_terms ORDER BY key").fetchall()
+        return [tuple(r) for r in terms] + [tuple(r) for r in conn.execute("SELECT * FROM postings ORDER BY term")]
+
+    before = state()
+    # When version 1 is indexed again, nothing is written (the keys keep their revisions)
+    backend.index.upsert(record)
+    assert state() == before
+    # and version 2 is indexed
+    updated = record.model_copy(update={"content": "alpha gamma", "version": 2})
+    with backend.store.unit_of_work():
+        backend.store.replace(updated, expected_version=1)
+    assert [tuple(r)[:2] for r in conn.execute("SELECT key, df FROM index_terms ORDER BY key")] == [
+        ("alpha", 1),
+        ("gamma", 1),
+    ]
+    assert [h.record.id for h in backend.index.search(_query("gamma", 5))] == [record.id]
+
+
 def test_a_database_indexed_in_an_older_layout_is_reindexed_when_opened(tmp_path: Path) -> None:
     # Given a database written by layout 3 (an FTS5 table and its document table, no postings)
     backend = SqliteBackend(tmp_path / "mnemo.db")

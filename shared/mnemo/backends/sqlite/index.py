@@ -66,13 +66,22 @@ class SqliteSearchIndex:
         self.kept = KeptLists(kept_postings) if kept_postings else None
 
     def upsert(self, record: MemoryRecord) -> None:
-        """Index the stored record's current version (a newer stored version is left as it is)."""
+        """Index the stored record's current version (a newer stored version is left as it is, and
+        the version the index holds already too)."""
         with self.db.write() as conn:
             row = conn.execute(
                 "SELECT seq, version FROM memories WHERE id = ? AND project_id = ?", (record.id, record.project_id)
             ).fetchone()
             if row is None or row["version"] > record.version:
                 return  # deleted meanwhile, or a newer version is already stored and indexed
+            held = conn.execute(
+                "SELECT doc, version FROM index_docs WHERE project_id = ? AND id = ?", (record.project_id, record.id)
+            ).fetchone()
+            if held is not None and held["doc"] == row["seq"] and held["version"] == record.version:
+                # indexed at this version already: a version's words never change (every change of
+                # content, tags or path is a new version), and SQLite keeps a vector with the record,
+                # not here — the upsert after a memory's vector is written re-indexed its words for nothing
+                return
             postings.drop_document(conn, record.project_id, record.id, self.kept)
             postings.drop_postings(conn, row["seq"], self.kept)  # postings no document names
             postings.insert_document(conn, record, row["seq"], self.kept)
