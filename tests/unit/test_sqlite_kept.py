@@ -5,6 +5,7 @@ through another connection (another ``mnemo serve`` worker: they go unused), or 
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from datetime import UTC, datetime, timedelta
@@ -252,6 +253,8 @@ def test_a_dictionary_written_before_revisions_gets_them_when_opened(tmp_path: P
     record = _add(backend, "alpha beta gamma")
     backend.close()
     conn = sqlite3.connect(path)
+    for trigger in ("index_terms_rev_insert", "index_terms_rev_update"):
+        conn.execute(f"DROP TRIGGER {trigger}")
     conn.execute("ALTER TABLE index_terms DROP COLUMN rev")
     conn.commit()
     conn.close()
@@ -263,3 +266,43 @@ def test_a_dictionary_written_before_revisions_gets_them_when_opened(tmp_path: P
     revs = {row[0] for row in reopened.db.conn().execute("SELECT rev FROM index_terms WHERE key = 'alpha'")}
     assert revs and 0 not in revs  # a write gives its keys a revision
     reopened.close()
+
+
+def _index_as_before_revisions(path: Path, record: MemoryRecord, doc: int) -> None:
+    """Index a record as the code before revisions did (40306ca's ``insert_document``, verbatim
+    statements): counts and postings, no revision — a process of the older version on the file."""
+    keys = postings.document_keys(record)
+    pairs = json.dumps(list(keys.items()), ensure_ascii=False)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT INTO index_terms (project_id, key, df) SELECT ?, value ->> 0, 1 FROM json_each(?) WHERE 1"
+        " ON CONFLICT (project_id, key) DO UPDATE SET df = df + 1",
+        (record.project_id, pairs),
+    )
+    conn.execute(
+        "INSERT INTO postings (term, impact, doc) SELECT t.id, j.value ->> 1, ? FROM json_each(?) AS j"
+        " CROSS JOIN index_terms t ON t.project_id = ? AND t.key = j.value ->> 0",
+        (doc, pairs, record.project_id),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_write_by_an_older_version_that_sets_no_revision_still_leaves_the_kept_lists_unused(
+    backend, tmp_path: Path
+) -> None:
+    index, plain = backend.index, SqliteSearchIndex(backend.db, kept_postings=0)
+    words = "alpha beta gamma zeta"
+    _cooccurring(index, words)
+    assert _kept_at_plan(index, words)
+    # When a process of the version before revisions indexes documents holding the words (one of
+    # them a key new to the dictionary)
+    for doc in (900_001, 900_002):
+        _index_as_before_revisions(tmp_path / "mnemo.db", memory_record("alpha beta gamma zeta", scope=SCOPE), doc)
+    # Then the database's triggers gave the keys new revisions: the kept lists go unused
+    assert not _kept_at_plan(index, words)
+    assert _cooccurring(index, words) == _cooccurring(plain, words)
+    assert {900_001, 900_002} <= set(_cooccurring(index, words))
+    revs = [row[0] for row in backend.db.conn().execute("SELECT rev FROM index_terms")]
+    assert 0 not in revs

@@ -36,6 +36,16 @@ from mnemo.backends.sqlite.vectors import VectorSearch
 from mnemo.models.records import MemoryRecord
 from mnemo.ports import IndexEntry, IndexHit, IndexQuery, Page, Scope, VectorQuery
 
+#: a key inserted without a revision, or whose count changes while its revision does not (a writer
+#: that does not set revisions), gets a random one; this code always sets one (``postings``). Made
+#: by ``migrate``, once the column exists (a trigger naming a missing column fails when it fires)
+_REV_TRIGGERS = {
+    "index_terms_rev_insert": "CREATE TRIGGER IF NOT EXISTS index_terms_rev_insert AFTER INSERT ON index_terms"
+    " WHEN NEW.rev = 0 BEGIN UPDATE index_terms SET rev = random() WHERE id = NEW.id; END",
+    "index_terms_rev_update": "CREATE TRIGGER IF NOT EXISTS index_terms_rev_update AFTER UPDATE OF df ON index_terms"
+    " WHEN NEW.rev = OLD.rev BEGIN UPDATE index_terms SET rev = random() WHERE id = NEW.id; END",
+}
+
 _ENTRY_COLUMNS = "x.workspace_id, x.project_id, x.id, x.doc, x.version"
 
 
@@ -105,11 +115,18 @@ class SqliteSearchIndex:
 
     def migrate(self) -> None:
         """Give a dictionary written before revisions its ``rev`` column (0 for every key: no list
-        is kept yet, and every write from now on gives the keys it changes a new one)."""
-        if "rev" not in self._term_columns(self.db.conn()):
-            with self.db.write() as conn:
-                if "rev" not in self._term_columns(conn):  # another process may have added it
-                    conn.execute("ALTER TABLE index_terms ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
+        is kept yet) and the triggers that give a key a new revision when a writer that does not
+        set one changes it — a process of an older version still open on the same file (an agent's
+        ``mnemo mcp`` started before the upgrade): its writes would otherwise leave kept lists stale."""
+        conn = self.db.conn()
+        triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        if "rev" in self._term_columns(conn) and set(_REV_TRIGGERS) <= triggers:
+            return
+        with self.db.write() as conn:
+            if "rev" not in self._term_columns(conn):  # another process may have added it
+                conn.execute("ALTER TABLE index_terms ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
+            for statement in _REV_TRIGGERS.values():
+                conn.execute(statement)
 
     @staticmethod
     def _term_columns(conn: sqlite3.Connection) -> set[str]:

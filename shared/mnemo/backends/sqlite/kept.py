@@ -4,7 +4,8 @@ searches in numpy instead of a B-tree descent per posting and joined key inside 
 
 **Never stale.** Every write that changes a key's postings gives the key a new revision
 (``index_terms.rev``, a random 62-bit number: never reused, not even after a rollback or by another
-process). A list is kept under the revision it was read at and is used only when the query's plan
+process; a writer that sets none — an older version's process on the same file — gets one from
+the database's triggers). A list is kept under the revision it was read at and is used only when the query's plan
 read that same revision, so a change by any connection — another thread, another ``mnemo serve``
 worker — makes the kept list unused (and replaced when read again). A write of this process also
 moves a kept list to the new revision with the change noted (the document inserted or removed),
@@ -33,8 +34,9 @@ Postings = tuple[np.ndarray, np.ndarray]
 
 
 def new_rev() -> int:
-    """A revision no key ever had: random (from the OS, so forked workers differ), 62 bits."""
-    return secrets.randbits(62)
+    """A revision no key ever had: random (from the OS, so forked workers differ), 62 bits, never 0
+    (a key without a revision: ``index.SqliteSearchIndex.migrate``'s triggers give it one)."""
+    return secrets.randbits(62) or 1
 
 
 #: a kept list takes at most this many noted changes; past them it is dropped (read again when used)
