@@ -4,13 +4,14 @@ searches in numpy instead of a B-tree descent per posting and joined key inside 
 
 **Never stale.** Every write that changes a key's postings gives the key a new revision
 (``index_terms.rev``, a random 62-bit number: never reused, not even after a rollback or by another
-process; a writer that sets none — an older version's process on the same file — gets one from
-the database's triggers). A list is kept under the revision it was read at and is used only when the query's plan
-read that same revision, so a change by any connection — another thread, another ``mnemo serve``
-worker — makes the kept list unused (and replaced when read again). A write of this process also
-moves a kept list to the new revision with the change noted (the document inserted or removed),
-applied when the list is next used (a write pays a note per key, not a copy of each list), so a
-memory just added does not make its own terms' lists cold for the search ``similar`` runs next.
+process; a writer that sets none — an older version's process on the same file — gets one from the
+database's triggers). A list is kept under the revision it was read at and is used only when the
+query's plan read that same revision, so a change by any connection — another thread, another
+``mnemo serve`` worker — makes the kept list unused (and replaced when read again). A write of this
+process also moves a kept list to the new revision with the change noted (the document inserted or
+removed), applied when the list is next used (a write pays a note per key, not a copy of each
+list), so a memory just added does not make its own terms' lists cold for the search ``similar``
+runs next.
 
 **Bounded.** At most ``MOST_POSTINGS`` postings in all (12 bytes each), the least recently used
 list dropped first; a list is read whole only when that costs no more than the lookups it spares

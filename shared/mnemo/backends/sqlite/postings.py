@@ -107,8 +107,9 @@ def insert_document(conn: sqlite3.Connection, record: MemoryRecord, doc: int, ke
             " CROSS JOIN index_terms t ON t.project_id = ? AND t.key = j.value ->> 0",  # json_each outer
             (doc, pairs, record.project_id),
         )
-        for key, old, impact in held:
-            kept.changed(key, old, rev, doc, impact)  # type: ignore[union-attr]
+        if kept is not None:
+            for key, old, impact in held:
+                kept.changed(key, old, rev, doc, impact)
     conn.execute(
         "INSERT INTO index_docs (workspace_id, project_id, id, doc, version) VALUES (?,?,?,?,?)",
         (record.workspace_id, record.project_id, record.id, doc, record.version),
