@@ -32,7 +32,7 @@ class PostingSource(Protocol):
     ) -> Iterable[Sequence[Any]]:
         """For each posting (doc, impact) of the ``driver`` keys: a row ``doc, impact, *found``,
         ``found`` holding, per group of ``joined`` keys, an impact of the document in one of them
-        (None: it holds none). The first ``required`` groups must all be held (``every``) or at
+        (None or 0: it holds none). The first ``required`` groups must all be held (``every``) or at
         least one of them; a document may come in several rows."""
         ...
 
