@@ -298,10 +298,9 @@ async def _http(port: int, calls: dict[str, list[dict]], warmup: int) -> dict:
 def stdio_server(argv: list[str]) -> None:
     """``mnemo mcp`` with the timers on (``python -m bench.callsplit stdio-server OUT MNEMO-ARGS…``)."""
     out, *mnemo_args = argv
-    from mnemo.local.cli import LIBRARY_DEFAULTS
+    from mnemo.local.cli import apply_library_defaults
 
-    for name, value in LIBRARY_DEFAULTS.items():  # what Powertools reads on import, before any import
-        os.environ.setdefault(name, value)
+    apply_library_defaults()  # what Powertools reads on import, before any import
     from bench import callsplit_hooks
 
     callsplit_hooks.install(out + ".stdio.jsonl", stdio=True)
@@ -312,10 +311,9 @@ def stdio_server(argv: list[str]) -> None:
 
 def http_server(argv: list[str]) -> None:
     """``mnemo serve`` whose handler instances have the timers on (``… http-server MNEMO-ARGS…``)."""
-    from mnemo.local.cli import LIBRARY_DEFAULTS
+    from mnemo.local.cli import apply_library_defaults
 
-    for name, value in LIBRARY_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+    apply_library_defaults()
     import functools
 
     from mnemo.local import server, workers

@@ -221,10 +221,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", type=Path, help="a corpus file to copy instead of callsplit's")
     parser.add_argument("--label", default="run")
     a = parser.parse_args(argv)
-    from mnemo.local.cli import LIBRARY_DEFAULTS
+    from mnemo.local.cli import apply_library_defaults
 
-    for name, value in LIBRARY_DEFAULTS.items():  # as ``mnemo mcp`` runs, before numpy loads
-        os.environ.setdefault(name, value)
+    apply_library_defaults()  # as ``mnemo mcp`` runs, before numpy loads
     res = run(a.size, a.calls, a.graph_wait, a.db)
     resultfiles.stamp(res, "python -m bench.every_tool " + " ".join(argv))
     import mnemo

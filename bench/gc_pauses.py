@@ -101,10 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--label", default="run")
     a = parser.parse_args(argv)
-    from mnemo.local.cli import LIBRARY_DEFAULTS
+    from mnemo.local.cli import apply_library_defaults
 
-    for name, value in LIBRARY_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+    apply_library_defaults()
     res = run(a.size, a.rounds)
     res["load_average"] = os.getloadavg()[0]
     resultfiles.write(resultfiles.stamp(res, "python -m bench.gc_pauses " + " ".join(argv)), "gc", a.label)

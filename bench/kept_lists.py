@@ -134,10 +134,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", type=Path, help="a corpus file to copy instead of callsplit's")
     parser.add_argument("--label", default="run")
     a = parser.parse_args(argv)
-    from mnemo.local.cli import LIBRARY_DEFAULTS
+    from mnemo.local.cli import apply_library_defaults
 
-    for name, value in LIBRARY_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+    apply_library_defaults()
     res = run(a.size, a.calls, a.rounds, a.db)
     resultfiles.stamp(res, "python -m bench.kept_lists " + " ".join(argv))
     resultfiles.write(res, "kept-lists", a.label, markdown(res))

@@ -38,6 +38,13 @@ LIBRARY_DEFAULTS = {
 }
 
 
+def apply_library_defaults() -> None:
+    """Set :data:`LIBRARY_DEFAULTS` where the environment has no value (before the libraries load):
+    the CLI does it first thing, and so does a bench that builds the service as the CLI does."""
+    for name, value in LIBRARY_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
@@ -45,8 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemo.local.cli.hook import main as hook_main
 
         return hook_main(argv[1:])
-    for name, value in LIBRARY_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+    apply_library_defaults()
     from mnemo.local.cli.parser import build_parser
 
     args = build_parser().parse_args(argv)
