@@ -13,6 +13,11 @@ the least of its rounds (thread CPU), and whether both answered the same (the hi
 scores) — a search's answer must not depend on where its lookups ran. The first round with the
 lists includes reading the lists not kept yet.
 
+Then what ``postings.LOAD_PER_LOOKUP`` rests on, through the index's own code: the CPU per posting of
+reading a list whole into the kept lists (``SqlPostings._lists``, cold), and per lookup of SQLite's
+co-occurrence join (``SqlPostings.cooccurring`` without kept lists: one lookup per driver posting),
+for the project's keys of 5,000-20,000 postings (at most 5; least of 5 rounds).
+
 Writes ``bench/results/<date>-kept-lists-<label>.{json,md}``.
 """
 
@@ -90,6 +95,7 @@ def run(size: int, n: int, rounds: int, db: Path | None) -> dict[str, Any]:
             }
         index.kept = kept
         held = {"lists": len(kept), "postings": kept.held} if kept is not None else None
+        costs = _read_costs(index.db.conn(), recorded["recall_context"][0].scope)
         svc.ports.close()
     return {
         "size": size,
@@ -99,6 +105,44 @@ def run(size: int, n: int, rounds: int, db: Path | None) -> dict[str, Any]:
         "corpus": source.name,
         "kept": held,
         "tools": out,
+        "costs": costs,
+    }
+
+
+def _read_costs(conn: Any, scope: Any) -> dict[str, Any]:
+    """µs of CPU per posting read whole into kept lists, and per co-occurrence lookup in SQLite."""
+    from mnemo.backends.sqlite.kept import KeptLists
+    from mnemo.backends.sqlite.postings import SqlPostings
+    from mnemo.backends.sqlite.topk import Term
+
+    rows = conn.execute(
+        "SELECT id, df, rev FROM index_terms WHERE project_id = ? AND df BETWEEN 5000 AND 20000 ORDER BY id LIMIT 6",
+        (scope.project_id,),
+    ).fetchall()
+    keys, driver = [tuple(r) for r in rows[:-1]], tuple(rows[-1])
+    params = (scope.workspace_id, scope.project_id)
+    read, looked = [], []
+    for key, df, rev in keys:
+        plan = [Term("k", {key: df}), Term("d", {driver[0]: driver[1]})]
+        revs = {key: rev, driver[0]: driver[2]}
+        best_read = best_look = float("inf")
+        for _ in range(5):
+            source = SqlPostings(conn, "1", params, KeptLists(), plan, revs)  # cold: nothing kept
+            t0 = time.thread_time()
+            source._lists([key], budget=df)
+            best_read = min(best_read, time.thread_time() - t0)
+            plain = SqlPostings(conn, "1", params, None, plan, revs)
+            t0 = time.thread_time()
+            for _ in plain.cooccurring([driver[0]], [[key]], 1, every=False):
+                pass
+            best_look = min(best_look, time.thread_time() - t0)
+        read.append(best_read / df * 1e6)
+        looked.append(best_look / driver[1] * 1e6)
+    return {
+        "keys": [df for _, df, _ in keys],
+        "driver_postings": driver[1],
+        "read_us_per_posting": [round(v, 3) for v in read],
+        "lookup_us_per_lookup": [round(v, 3) for v in looked],
     }
 
 
@@ -122,6 +166,17 @@ def markdown(res: dict[str, Any]) -> str:
             )
     if res["kept"]:
         lines += ["", f"Kept at the end: {res['kept']['lists']} lists, {res['kept']['postings']:,} postings."]
+    c = res.get("costs")
+    if c:
+        keys = ", ".join(f"{n:,}" for n in c["keys"])
+        read = ", ".join(map(str, c["read_us_per_posting"]))
+        looked = ", ".join(map(str, c["lookup_us_per_lookup"]))
+        lines += [
+            "",
+            f"Reading a list whole into the kept lists (keys of {keys} postings), µs of CPU per posting: {read}; "
+            f"SQLite's co-occurrence join of each with a driver of {c['driver_postings']:,} postings, µs per "
+            f"lookup: {looked}.",
+        ]
     return "\n".join(lines) + "\n"
 
 
