@@ -247,9 +247,9 @@ def _in(keys: Sequence[int]) -> str:
 #: many lookups; fewer cost SQLite less than the numpy calls per key cost
 KEPT_FROM = 64
 #: and reads lists not kept yet when they hold at most this many postings per lookup it spares: a
-#: posting read whole (and parsed) costs about a seventh of a lookup through ``postings_doc``
-#: (0.19 vs 1.4 µs at 100,000 memories), so a cold call costs no more than SQLite's lookups
-#: would, and the lists are kept for the next
+#: posting read whole (and parsed) costs about a seventh of a lookup of SQLite's co-occurrence join
+#: at 100,000 memories (``python -m bench.kept_lists``: bench/results/2026-12-05-kept-lists-100k.md),
+#: so a cold call costs no more than SQLite's lookups would, and the lists are kept for the next
 LOAD_PER_LOOKUP = 4
 
 
