@@ -47,7 +47,9 @@ CREATE TABLE IF NOT EXISTS memories (
     vec_stamp    INTEGER,                       -- vector_stamps.stamp when it was written
     UNIQUE (project_id, id)
 );
--- (memories_session, on (project_id, session, id), is made by SqliteMemoryStore.migrate too)
+-- (memories_session, on (project_id, session, id), and memories_vec_stamp, on (project_id,
+-- vec_stamp), are made by SqliteMemoryStore.migrate too: a database written before vectors gets the
+-- column first)
 -- (memories_dedup, the unique index of claims, is made by SqliteMemoryStore.migrate: a database
 -- written before the column existed gets the column first)
 CREATE INDEX IF NOT EXISTS memories_recent ON memories (project_id, updated_at DESC);
