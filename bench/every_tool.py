@@ -23,7 +23,11 @@ limit, memory_get and memory_history (memories of the corpus). Then the writes, 
 memory_add (new memories), memory_update (a new content for memories of the corpus), memory_delete
 and forget (other memories of the corpus); last ``memory_add spaced``, more new memories, each
 added once the embedding of the memories before it is done (``minilm`` embeds a memory after the
-answer, on a thread of the process: in the block, that thread is always busy beside the calls).
+answer, on a thread of the process: in the block, that thread is always busy beside the calls),
+then ``recall after an add``: a memory added (not timed), then once it is embedded a recall (the
+query mix of seed 9), again and again: a read right after a vector's write, which another
+connection's writes make cost more (SQLite drops the reading connection's page cache and memory
+map; the vector cache reads the vectors written since it last looked).
 
 Per call: wall time; the calling thread's CPU time (the call's own); and the process's CPU time
 (all threads: work a change moves to a thread of its own counts; for a write in a block it also
@@ -53,6 +57,11 @@ WRITES = ("memory_add", "memory_update", "memory_delete", "forget")
 #: memory_add again, each call once the memories before it are embedded (an agent's adds, seconds
 #: apart): its cost without the embedding of earlier memories running beside it
 SPACED = "memory_add spaced"
+#: and after each of those adds, once its memory is embedded, a recall (an agent's next question):
+#: the first read after a vector's write (another connection's: SQLite drops its map and cache;
+#: the vector cache reads what changed)
+AFTER = "recall after an add"
+BEFORE_AFTER = "the add before"  # (not timed)
 
 
 def _service(db_path: Path) -> tuple[Any, Any]:
@@ -104,6 +113,7 @@ def _calls(n: int, ids: list[str], seed: int = 7) -> dict[str, list[dict[str, An
     others = [q for _, q in corpus.queries(seed + 1, n)]
     docs = corpus.generate(corpus.CorpusParams(2 * n + 50, seed + 3))
     more = corpus.generate(corpus.CorpusParams(n + 50, seed + 4))
+    again = corpus.generate(corpus.CorpusParams(n + 50, seed + 5))
     step = max(1, len(ids) // (4 * n + 1))
     picked = ids[::step]
     return {
@@ -115,6 +125,8 @@ def _calls(n: int, ids: list[str], seed: int = 7) -> dict[str, list[dict[str, An
         "memory_history": [{"id": picked[n + i]} for i in range(n)],
         "memory_add": [{"content": d.content, "kind": d.kind, "tags": d.tags} for d in docs[:n]],
         SPACED: [{"content": d.content, "kind": d.kind, "tags": d.tags} for d in more[:n]],
+        AFTER: [{"query": q} for _, q in corpus.queries(seed + 2, n)],  # queries not asked before
+        BEFORE_AFTER: [{"content": d.content, "kind": d.kind, "tags": d.tags} for d in again[:n]],
         "memory_update": [{"id": picked[i], "content": docs[n + i].content} for i in range(n)],
         "memory_delete": [{"id": picked[2 * n + i]} for i in range(n)],
         "forget": [{"reference": picked[3 * n + i]} for i in range(n)],
@@ -150,16 +162,20 @@ def run(size: int, n: int, wait_s: float, source: Path | None = None) -> dict[st
         coldstart.freeze()
         load = [os.getloadavg()[0]]
         samples: dict[str, dict[str, list[float]]] = {
-            name: {"wall": [], "thread": [], "process": []} for name in (*READS, *WRITES, SPACED)
+            name: {"wall": [], "thread": [], "process": []} for name in (*READS, *WRITES, SPACED, AFTER)
         }
         steps = [(i, name) for i in range(n) for name in READS] + [(i, name) for name in WRITES for i in range(n)]
         steps += [(i, SPACED) for i in range(n)]
+        steps += [(i, name) for i in range(n) for name in (BEFORE_AFTER, AFTER)]
         clock, thread_clock, process_clock = time.perf_counter, time.thread_time, time.process_time
         for i, name in steps:
-            if name == SPACED and svc.embed_after is not None:
+            if name in (SPACED, AFTER) and svc.embed_after is not None:
                 svc.embed_after.drain(60)
+            if name == BEFORE_AFTER:
+                svc.invoke("memory_add", caller, calls[name][i])
+                continue
             w0, t0, p0 = clock(), thread_clock(), process_clock()
-            svc.invoke(name.split()[0], caller, calls[name][i])
+            svc.invoke("recall" if name == AFTER else name.split()[0], caller, calls[name][i])
             wall, thread, process = clock() - w0, thread_clock() - t0, process_clock() - p0
             if i >= warmup:
                 one = samples[name]
