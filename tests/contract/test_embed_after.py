@@ -114,6 +114,45 @@ def test_a_failing_embedder_after_the_answer_leaves_the_memory_marked_for_cleanu
     assert vector_of(later, memory.id) is None
 
 
+def test_handed_over_a_vector_is_stored_by_the_thread_that_serves_the_calls(later, gated):
+    """``mnemo mcp`` hands the vectors over to its serving thread (``api/mcp/stdio.run_stdio``): the
+    daemon makes each one, leaves it and wakes that thread, which stores it through its own
+    connection between messages."""
+    embed_after = later.svc.embed_after
+    assert embed_after is not None
+    woken = threading.Event()
+    embed_after.hand_over(woken.set)
+    try:
+        memory = later.call("memory_add", content=ALLERGY).memory
+        gated.gate.set()
+        assert woken.wait(DEADLINE_S), "the daemon made the vector and woke the serving thread"
+        assert vector_of(later, memory.id) is None  # left for the serving thread: the daemon stored nothing
+        assert embed_after.pending() == 1  # made, not stored yet
+
+        assert embed_after.write_ready() == 1  # this thread stores it
+        assert vector_of(later, memory.id) is not None
+        assert embed_after.pending() == 0
+        assert wait_until(lambda: semantic(later, ASKED), DEADLINE_S, "meaning finds the memory") == [memory.id]
+    finally:
+        embed_after.hand_back()
+
+
+def test_vectors_left_for_the_serving_thread_are_stored_when_it_hands_back_or_the_process_drains(later, gated):
+    embed_after = later.svc.embed_after
+    assert embed_after is not None
+    gated.gate.set()
+    for content, finish in ((ALLERGY, embed_after.hand_back), (MOVED, lambda: embed_after.drain(DEADLINE_S))):
+        woken = threading.Event()
+        embed_after.hand_over(woken.set)
+        memory = later.call("memory_add", content=content).memory
+        assert woken.wait(DEADLINE_S)
+        assert vector_of(later, memory.id) is None
+        finish()  # the serving loop ends (hand_back), or the process is about to (drain)
+        assert vector_of(later, memory.id) is not None
+        embed_after.hand_back()
+    assert embed_after.pending() == 0
+
+
 class Recording:
     """An ``EmbedAfter`` stand-in that only notes when a record was queued."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,44 @@ def test_mnemo_serve_re_embeds_a_store_of_the_old_default_by_itself(tmp_path):
         assert wait_until(by_meaning, 120, "the scheduled cleanup re-embeds the store", poll=0.5)[0] == ids[0]
     finally:
         stop_server(server)
+
+
+def test_mnemo_mcp_stores_a_memorys_vector_while_it_waits_for_the_next_message(tmp_path):
+    """``mnemo mcp`` (stdio) hands the vectors made after an answer to its serving thread, which
+    stores them while it waits for the next message: a memory's vector is stored with no message
+    after its memory_add (seen through another connection), and meaning then finds it."""
+    data_dir = tmp_path / "data"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mnemo.local.cli", "--data-dir", str(data_dir), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=user_env() | {"MNEMO_EMBEDDER": "auto"},
+    )
+    assert server.stdin is not None and server.stdout is not None
+
+    def ask(id_: int, method: str, params: dict) -> dict:
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}).encode())
+        server.stdin.write(b"\n")
+        server.stdin.flush()
+        answer = json.loads(server.stdout.readline())
+        assert answer["id"] == id_, answer
+        return answer["result"]
+
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        ask(1, "initialize", hello)
+        added = ask(2, "tools/call", {"name": "memory_add", "arguments": {"content": MEMORIES[0]}})
+        memory_id = added["structuredContent"]["memory"]["id"]
+
+        def stored() -> bool:
+            with sqlite3.connect(data_dir / "mnemo.db", timeout=30) as conn:
+                row = conn.execute("SELECT vec IS NOT NULL FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            return bool(row and row[0])
+
+        wait_until(stored, VECTOR_DEADLINE_S, "the vector stored with no message after the add", poll=0.1)
+        found = ask(3, "tools/call", {"name": "recall", "arguments": {"query": ASKED, "mode": "semantic"}})
+        assert found["structuredContent"]["results"][0]["reference"] == memory_id
+    finally:
+        server.stdin.close()
+        assert server.wait(60) == 0

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import threading
 from typing import Any
 
 from mnemo.api.mcp.stdio import run_stdio
 
+from tests.support.waiting import wait_until
 from tests.unit.test_mcp_protocol import CAPS_KEY, MODERN, PV_KEY, SERVER_INFO_KEY, make_endpoint, rpc
 
 LIMIT = 1024
@@ -111,3 +114,87 @@ def test_batches_only_after_a_2025_03_26_handshake():
 def test_the_last_message_needs_no_trailing_newline_and_eof_ends_the_loop():
     answers = session(b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}')
     assert answers == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
+
+
+# -- work handed over between messages (the vectors ``mnemo mcp`` stores on its serving thread) -----
+
+
+class Handed:
+    """A :class:`~mnemo.api.mcp.stdio.WorkBetween` that records where and when it runs."""
+
+    def __init__(self) -> None:
+        self.wake: Any = None
+        self.ready = 0  # work items the other thread left
+        self.done: list[tuple[str, int]] = []  # (thread, items) of each write_ready that found some
+        self.calls: list[str] = []
+        self.lock = threading.Lock()
+
+    def hand_over(self, wake: Any) -> None:
+        self.calls.append("hand_over")
+        self.wake = wake
+
+    def write_ready(self) -> int:
+        with self.lock:
+            found, self.ready = self.ready, 0
+        if found:
+            self.done.append((threading.current_thread().name, found))
+        return found
+
+    def hand_back(self) -> None:
+        self.calls.append("hand_back")
+        self.write_ready()
+
+    def leave(self) -> None:
+        """What the daemon does: leave an item, wake the serving thread."""
+        with self.lock:
+            self.ready += 1
+        self.wake()
+
+
+def test_with_work_between_messages_every_line_is_answered_as_without():
+    lines = [
+        initialize(),
+        b"\n",
+        b"{not json\n",
+        b"x" * (LIMIT + 10) + b"\n",
+        modern("tools/list", id_=2),
+        rpc("ping", {}, 3),
+    ]
+    data = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in lines)
+    answers = []
+    for between in (None, Handed()):
+        endpoint, _ = make_endpoint(instructions="Save decisions.")
+        out = io.BytesIO()
+        run_stdio(endpoint, io.BytesIO(data), out, max_message_bytes=LIMIT, between=between)
+        answers.append(out.getvalue())
+        if between is not None:
+            assert between.calls == ["hand_over", "hand_back"]
+    assert answers[0] == answers[1]
+    assert len(answers[0].splitlines()) == 5  # the blank line gets no answer
+
+
+def test_work_left_while_the_server_waits_for_a_message_is_done_on_the_serving_thread_at_once():
+    endpoint, _ = make_endpoint(instructions="Save decisions.")
+    read_fd, write_fd = os.pipe()
+    handed = Handed()
+    out = io.BytesIO()
+    server = threading.Thread(
+        target=run_stdio,
+        args=(endpoint, os.fdopen(read_fd, "rb"), out),
+        kwargs={"max_message_bytes": LIMIT, "between": handed},
+        name="serving",
+    )
+    server.start()
+    feed = os.fdopen(write_fd, "wb")
+    feed.write(json.dumps(rpc("ping", {}, 1)).encode() + b"\n")
+    feed.flush()
+    wait_until(lambda: out.getvalue().count(b"\n") == 1, 30, "the first answer")
+    wait_until(lambda: handed.wake is not None, 30, "the work handed over")
+    # no message comes: the serving thread, waiting for one, does the work left for it
+    threading.Thread(target=handed.leave, name="embedder").start()
+    wait_until(lambda: handed.done, 30, "the work done while waiting")
+    assert handed.done == [("serving", 1)]
+    feed.close()  # EOF: the loop ends, hands the work back
+    server.join(30)
+    assert not server.is_alive()
+    assert handed.calls == ["hand_over", "hand_back"]

@@ -101,3 +101,34 @@ def test_the_stdio_server_serves_the_service_it_is_handed(given):
     result = json.loads(out.getvalue().decode().splitlines()[0])["result"]
     assert result["isError"] is False, result
     assert _stored(given.svc, result["structuredContent"]) == json.loads(call)["params"]["arguments"]["content"]
+
+
+def test_the_stdio_server_hands_the_services_vectors_to_its_serving_thread(given, monkeypatch):
+    """``mnemo mcp``: vectors made after an answer are stored between messages on the thread that
+    serves them (``EmbedAfter.hand_over``), and handed back when the session ends."""
+    scope = _scope(given.svc)
+    calls: list[str] = []
+
+    class Recorder:
+        def hand_over(self, wake) -> None:
+            calls.append("hand_over")
+
+        def write_ready(self) -> int:
+            return 0
+
+        def hand_back(self) -> None:
+            calls.append("hand_back")
+
+        def submit(self, record) -> None:
+            calls.append("submit")
+
+    monkeypatch.setattr(given.svc, "embed_after", Recorder())
+    call = http_event("mcp_tools_call.json")["body"]
+    serve_stdio(
+        given.svc,
+        local_caller(scope.workspace_id, scope.project_id, "stdio-test"),
+        io.BytesIO(call.encode() + b"\n"),
+        io.BytesIO(),
+        max_message_bytes=65536,
+    )
+    assert calls[0] == "hand_over" and calls[-1] == "hand_back"

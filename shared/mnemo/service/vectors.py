@@ -17,7 +17,8 @@ import os
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -133,7 +134,15 @@ def with_embedding(embedder: Embedder | None, record: MemoryRecord) -> MemoryRec
 
 class EmbedAfter:
     """Memories' vectors made after their write answered, by one daemon thread of this process
-    (started on the first record, so a forked worker starts its own)."""
+    (started on the first record, so a forked worker starts its own), and stored by it — or, handed
+    over (:meth:`hand_over`), by the thread that serves the calls, between them.
+
+    Why hand over: on SQLite the daemon writes through a connection of its own, and a connection
+    that finds another connection's write when its next read begins drops its page cache and its
+    whole memory map (SQLite's ``pagerBeginReadTransaction``): the next call (the agent's next
+    question, or its next memory_add) paid a few ms for it at 100,000 memories. A host that serves
+    calls one at a time on one thread (``mnemo mcp``: stdio) writes the vectors on that thread
+    instead, while it waits for the next message, so its reads find only their own writes."""
 
     def __init__(self, ports: Ports, embedder: Embedder) -> None:
         self.ports = ports
@@ -141,6 +150,36 @@ class EmbedAfter:
         self._queue: queue.Queue[MemoryRecord] = queue.Queue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        #: vectors made and not written yet, while handed over (each still an unfinished task)
+        self._ready: deque[MemoryRecord] = deque()
+        #: while handed over: told (from the daemon) that a vector is ready for :meth:`write_ready`
+        self._wake: Callable[[], None] | None = None
+
+    def hand_over(self, wake: Callable[[], None]) -> None:
+        """From now on, leave each vector made for the serving thread: queue it and call ``wake``
+        (from the daemon thread; it must not block), and the host calls :meth:`write_ready`."""
+        self._wake = wake
+
+    def hand_back(self) -> None:
+        """The daemon writes the vectors again; those left ready are written now, on this thread."""
+        self._wake = None
+        self.write_ready()
+
+    def write_ready(self) -> int:
+        """Store the vectors made and left for this thread (handed over); how many."""
+        written = 0
+        while True:
+            try:
+                embedded = self._ready.popleft()
+            except IndexError:
+                return written
+            try:
+                self._store(embedded)
+                written += 1
+            except Exception:  # noqa: BLE001 - as on the daemon: the record keeps no vector, cleanup embeds it
+                logger.warning("storing a vector made after the answer failed; cleanup embeds the memory")
+            finally:
+                self._queue.task_done()
 
     def submit(self, record: MemoryRecord) -> None:
         """Queue a stored record (after its write committed) for its vector."""
@@ -155,30 +194,46 @@ class EmbedAfter:
         return self._queue.unfinished_tasks
 
     def drain(self, timeout_s: float) -> bool:
-        """Wait at most ``timeout_s`` for the queue to empty (a process about to end); True if it did."""
+        """Wait at most ``timeout_s`` for every queued record's vector to be stored (a process about
+        to end); True if they were. Vectors left ready for the serving thread are stored on this one."""
         deadline = time.monotonic() + timeout_s
-        while self._queue.unfinished_tasks:
+        while True:
+            self.write_ready()
+            if not self._queue.unfinished_tasks:
+                return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
-        return True
 
     def _run(self) -> None:
         while True:
             record = self._queue.get()
+            left = False
             try:
-                self.embed(record)
+                left = self.embed(record)
             except Exception:  # noqa: BLE001 - the thread outlives any one record; cleanup embeds it later
                 logger.warning("embedding after the answer failed; cleanup embeds the memory")
             finally:
-                self._queue.task_done()
+                if not left:
+                    self._queue.task_done()
 
-    def embed(self, record: MemoryRecord) -> None:
+    def embed(self, record: MemoryRecord) -> bool:
+        """Make the record's vector and store it, or (handed over) leave it for the serving thread:
+        whether it was left (its task is then finished by :meth:`write_ready`)."""
         embedded = with_embedding(self.embedder, record)
         if embedded is record:
             if needs_embedding(self.embedder, record):
                 self.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
-            return
+            return False
+        wake = self._wake
+        if wake is not None:
+            self._ready.append(embedded)
+            wake()
+            return True
+        self._store(embedded)
+        return False
+
+    def _store(self, embedded: MemoryRecord) -> None:
         if not self.ports.store.set_embedding(embedded):  # version-checked: a changed record keeps its own
             return
         try:

@@ -13,13 +13,35 @@ Messages are answered in order, one at a time; each answer is flushed as one lin
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
-from typing import IO, Any
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Protocol
 
 from mnemo.api.mcp.endpoint import McpEndpoint
 from mnemo.api.mcp.jsonrpc import error_envelope, parse_json
 from mnemo.api.mcp.protocol import INVALID_REQUEST, PARSE_ERROR
+
+
+class WorkBetween(Protocol):
+    """Work the serving thread does between messages, handed over by another thread
+    (``service.vectors.EmbedAfter``: vectors made after an answer, stored through the connection the
+    calls read with)."""
+
+    def hand_over(self, wake: Callable[[], None]) -> None: ...
+
+    def write_ready(self) -> int: ...
+
+    def hand_back(self) -> None: ...
+
+
+#: messages read ahead of the one being answered, at most (then reading waits: the pipe fills)
+READ_AHEAD = 16
+
+_END = object()  # the reader ended
+_WORK = object()  # work is ready between messages
 
 
 def run_stdio(
@@ -29,24 +51,22 @@ def run_stdio(
     *,
     max_message_bytes: int,
     after_message: Callable[[], None] | None = None,
+    between: WorkBetween | None = None,
 ) -> None:
-    """Serve messages from ``reader`` until it ends; answers go to ``writer``, one line each."""
+    """Serve messages from ``reader`` until it ends; answers go to ``writer``, one line each.
+
+    With ``between``, a thread reads the messages and this one answers them in order and, whenever
+    it would otherwise wait for the next (and after each answer), does the work handed over to it."""
     negotiated: str | None = None
-    while True:
-        line = reader.readline(max_message_bytes + 2)
-        if not line:
-            return
-        message_bytes = line.rstrip(b"\r\n")
+
+    def answer(line: bytes | None) -> None:
+        nonlocal negotiated
         reply: Any
-        if len(message_bytes) > max_message_bytes:
-            while line and not line.endswith(b"\n"):  # skip the rest of the over-long line
-                line = reader.readline(1 << 16)
+        if line is None:
             reply = error_envelope(None, INVALID_REQUEST, f"a message is at most {max_message_bytes} bytes")
-        elif not message_bytes.strip():
-            continue
         else:
             try:
-                message = parse_json(message_bytes)
+                message = parse_json(line)
             except ValueError:
                 reply = error_envelope(None, PARSE_ERROR, "Parse error")
             else:
@@ -57,6 +77,53 @@ def run_stdio(
         if reply is not None:
             writer.write(encode_line(reply))
             writer.flush()
+
+    lines = _lines(reader, max_message_bytes)
+    if between is None:
+        for line in lines:
+            answer(line)
+        return
+    events: queue.Queue[Any] = queue.Queue(maxsize=READ_AHEAD)
+
+    def wake() -> None:
+        with contextlib.suppress(queue.Full):  # messages are waiting: the work is done after the next answer
+            events.put_nowait(_WORK)
+
+    def read() -> None:
+        try:
+            for line in lines:
+                events.put(line)
+        except BaseException as exc:  # noqa: BLE001 - raised again on the serving thread
+            events.put(exc)
+        events.put(_END)
+
+    between.hand_over(wake)
+    try:
+        threading.Thread(target=read, name="mnemo-stdio-reader", daemon=True).start()
+        while (event := events.get()) is not _END:
+            if isinstance(event, BaseException):
+                raise event
+            if event is not _WORK:
+                answer(event)
+            between.write_ready()
+    finally:
+        between.hand_back()
+
+
+def _lines(reader: IO[bytes], max_message_bytes: int) -> Iterator[bytes | None]:
+    """The messages of ``reader``, each without its line ending (None: one longer than allowed,
+    skipped); blank lines left out."""
+    while True:
+        line = reader.readline(max_message_bytes + 2)
+        if not line:
+            return
+        message_bytes = line.rstrip(b"\r\n")
+        if len(message_bytes) > max_message_bytes:
+            while line and not line.endswith(b"\n"):  # skip the rest of the over-long line
+                line = reader.readline(1 << 16)
+            yield None
+        elif message_bytes.strip():
+            yield message_bytes
 
 
 def encode_line(reply: Any) -> bytes:

@@ -242,6 +242,9 @@ def serve_stdio(
             writer,
             max_message_bytes=max_message_bytes,
             after_message=metrics.clear_metrics,
+            # vectors made after an answer are stored on this thread, between messages: through the
+            # connection the calls read with, which then finds no other connection's write
+            between=service.embed_after,
         )
     finally:
         _current_request.reset(token)
