@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mnemo.backends.sqlite import SqliteBackend
@@ -143,41 +146,68 @@ def test_mnemo_serve_re_embeds_a_store_of_the_old_default_by_itself(tmp_path):
         stop_server(server)
 
 
+def _mnemo_mcp(data_dir: Path, stderr: Any = subprocess.DEVNULL) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mnemo.local.cli", "--data-dir", str(data_dir), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=user_env() | {"MNEMO_EMBEDDER": "auto"},
+    )
+
+
+def _ask(server: subprocess.Popen, id_: int, method: str, params: dict) -> dict:
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}).encode() + b"\n")
+    server.stdin.flush()
+    answer = json.loads(server.stdout.readline())
+    assert answer["id"] == id_, answer
+    return answer["result"]
+
+
+HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+
+def test_mnemo_mcp_ends_cleanly_on_sigterm_with_its_stdin_open_and_a_vector_made(tmp_path):
+    """Its messages are read on a thread of their own: SIGTERM while the host keeps stdin open ends
+    the process with 0 and a clean stderr (a thread blocked in stdin's buffered reader aborted the
+    interpreter's shutdown), and the vector of the memory just added is stored before it exits."""
+    data_dir = tmp_path / "data"
+    errors = tmp_path / "stderr.log"
+    with errors.open("wb") as sink:
+        server = _mnemo_mcp(data_dir, stderr=sink)
+        try:
+            _ask(server, 1, "initialize", HELLO)
+            added = _ask(server, 2, "tools/call", {"name": "memory_add", "arguments": {"content": MEMORIES[1]}})
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(60) == 0
+        finally:
+            server.kill()
+    assert "Fatal" not in errors.read_text(), errors.read_text()
+    with closing(sqlite3.connect(data_dir / "mnemo.db")) as conn:
+        memory_id = added["structuredContent"]["memory"]["id"]
+        assert conn.execute("SELECT vec IS NOT NULL FROM memories WHERE id = ?", (memory_id,)).fetchone() == (1,)
+
+
 def test_mnemo_mcp_stores_a_memorys_vector_while_it_waits_for_the_next_message(tmp_path):
     """``mnemo mcp`` (stdio) hands the vectors made after an answer to its serving thread, which
     stores them while it waits for the next message: a memory's vector is stored with no message
     after its memory_add (seen through another connection), and meaning then finds it."""
     data_dir = tmp_path / "data"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mnemo.local.cli", "--data-dir", str(data_dir), "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=user_env() | {"MNEMO_EMBEDDER": "auto"},
-    )
-    assert server.stdin is not None and server.stdout is not None
-
-    def ask(id_: int, method: str, params: dict) -> dict:
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}).encode())
-        server.stdin.write(b"\n")
-        server.stdin.flush()
-        answer = json.loads(server.stdout.readline())
-        assert answer["id"] == id_, answer
-        return answer["result"]
-
+    server = _mnemo_mcp(data_dir)
+    assert server.stdin is not None
     try:
-        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        ask(1, "initialize", hello)
-        added = ask(2, "tools/call", {"name": "memory_add", "arguments": {"content": MEMORIES[0]}})
+        _ask(server, 1, "initialize", HELLO)
+        added = _ask(server, 2, "tools/call", {"name": "memory_add", "arguments": {"content": MEMORIES[0]}})
         memory_id = added["structuredContent"]["memory"]["id"]
 
         def stored() -> bool:
-            with sqlite3.connect(data_dir / "mnemo.db", timeout=30) as conn:
+            with closing(sqlite3.connect(data_dir / "mnemo.db", timeout=30)) as conn:
                 row = conn.execute("SELECT vec IS NOT NULL FROM memories WHERE id = ?", (memory_id,)).fetchone()
             return bool(row and row[0])
 
         wait_until(stored, VECTOR_DEADLINE_S, "the vector stored with no message after the add", poll=0.1)
-        found = ask(3, "tools/call", {"name": "recall", "arguments": {"query": ASKED, "mode": "semantic"}})
+        found = _ask(server, 3, "tools/call", {"name": "recall", "arguments": {"query": ASKED, "mode": "semantic"}})
         assert found["structuredContent"]["results"][0]["reference"] == memory_id
     finally:
         server.stdin.close()

@@ -7,10 +7,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import threading
 from typing import Any
 
-from mnemo.api.mcp.stdio import run_stdio
+import pytest
+from mnemo.api.mcp.stdio import _fd_lines, _lines, run_stdio
 
 from tests.support.waiting import wait_until
 from tests.unit.test_mcp_protocol import CAPS_KEY, MODERN, PV_KEY, SERVER_INFO_KEY, make_endpoint, rpc
@@ -198,3 +200,24 @@ def test_work_left_while_the_server_waits_for_a_message_is_done_on_the_serving_t
     server.join(30)
     assert not server.is_alive()
     assert handed.calls == ["hand_over", "hand_back"]
+
+
+def _in_chunks(data: bytes, chunks: list[int], limit: int) -> list[bytes | None]:
+    """``_fd_lines`` over ``data`` arriving in chunks of these sizes (a pipe's reads), then the rest."""
+    parts = []
+    for size in chunks:
+        parts.append(data[:size])
+        data = data[size:]
+    parts = [part for part in [*parts, data] if part]
+    return list(_fd_lines(-1, limit, read=lambda fd, most: parts.pop(0) if parts else b""))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_messages_read_from_the_descriptor_are_those_read_through_the_buffer(seed):
+    rng = random.Random(seed)
+    limit = rng.choice([8, 16, 40])
+    pieces = [b"{}", b" ", b"", b"x" * (limit - 1), b"y" * limit, b"z" * (limit + 1), b"w" * (3 * limit), b"ab\r"]
+    data = b"".join(rng.choice(pieces) + rng.choice([b"\n", b"\r\n", b"\n\n"]) for _ in range(rng.randint(0, 12)))
+    data += rng.choice([b"", b"tail", b"t" * (limit + 5)])  # the last line may have no end
+    chunks = [rng.randint(1, 2 * limit) for _ in range(len(data))]
+    assert _in_chunks(data, chunks, limit) == list(_lines(io.BytesIO(data), limit))

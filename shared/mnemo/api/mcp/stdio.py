@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -78,11 +79,16 @@ def run_stdio(
             writer.write(encode_line(reply))
             writer.flush()
 
-    lines = _lines(reader, max_message_bytes)
     if between is None:
-        for line in lines:
+        for line in _lines(reader, max_message_bytes):
             answer(line)
         return
+    # The thread reads the descriptor itself, never through ``reader``'s buffer: a daemon thread
+    # blocked inside a buffered reader's lock aborts the interpreter's shutdown ("could not acquire
+    # lock for <_io.BufferedReader name='<stdin>'>": SIGTERM while the host keeps stdin open)
+    lines = (
+        _fd_lines(fd, max_message_bytes) if (fd := _fileno(reader)) is not None else _lines(reader, max_message_bytes)
+    )
     events: queue.Queue[Any] = queue.Queue(maxsize=READ_AHEAD)
 
     def wake() -> None:
@@ -110,20 +116,55 @@ def run_stdio(
         between.hand_back()
 
 
+def _fileno(reader: IO[bytes]) -> int | None:
+    try:
+        return reader.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+
+
+def _fd_lines(
+    fd: int, max_message_bytes: int, read: Callable[[int, int], bytes] = os.read
+) -> Iterator[bytes | None]:
+    """:func:`_lines` read from a file descriptor (nothing read through a buffer before), as
+    ``read`` returns its bytes (a pipe: whatever has arrived)."""
+    buffered, skipping = b"", False
+    while chunk := read(fd, 1 << 16):
+        buffered += chunk
+        while (end := buffered.find(b"\n")) >= 0:
+            line, buffered = buffered[: end + 1], buffered[end + 1 :]
+            if skipping:  # the end of an over-long line, already answered
+                skipping = False
+            elif (message := _message(line, max_message_bytes)) != b"":
+                yield message
+        if skipping:
+            buffered = b""
+        elif len(buffered) > max_message_bytes + 2:  # over-long, its end not read yet
+            yield None
+            buffered, skipping = b"", True
+    if buffered and not skipping and (message := _message(buffered, max_message_bytes)) != b"":
+        yield message
+
+
+def _message(line: bytes, max_message_bytes: int) -> bytes | None:
+    """A line's message without its line ending; None: longer than allowed; b"": blank."""
+    message_bytes = line.rstrip(b"\r\n")
+    if len(message_bytes) > max_message_bytes:
+        return None
+    return message_bytes if message_bytes.strip() else b""
+
+
 def _lines(reader: IO[bytes], max_message_bytes: int) -> Iterator[bytes | None]:
     """The messages of ``reader``, each without its line ending (None: one longer than allowed,
     skipped); blank lines left out."""
-    while True:
-        line = reader.readline(max_message_bytes + 2)
-        if not line:
-            return
-        message_bytes = line.rstrip(b"\r\n")
-        if len(message_bytes) > max_message_bytes:
+    while line := reader.readline(max_message_bytes + 2):
+        message = _message(line, max_message_bytes)
+        if message is None:
             while line and not line.endswith(b"\n"):  # skip the rest of the over-long line
                 line = reader.readline(1 << 16)
             yield None
-        elif message_bytes.strip():
-            yield message_bytes
+        elif message:
+            yield message
 
 
 def encode_line(reply: Any) -> bytes:
