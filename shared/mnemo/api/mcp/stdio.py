@@ -123,9 +123,7 @@ def _fileno(reader: IO[bytes]) -> int | None:
         return None
 
 
-def _fd_lines(
-    fd: int, max_message_bytes: int, read: Callable[[int, int], bytes] = os.read
-) -> Iterator[bytes | None]:
+def _fd_lines(fd: int, max_message_bytes: int, read: Callable[[int, int], bytes] = os.read) -> Iterator[bytes | None]:
     """:func:`_lines` read from a file descriptor (nothing read through a buffer before), as
     ``read`` returns its bytes (a pipe: whatever has arrived)."""
     buffered, skipping = b"", False
