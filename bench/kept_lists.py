@@ -129,7 +129,7 @@ def _read_costs(conn: Any, scope: Any) -> dict[str, Any]:
         for _ in range(5):
             source = SqlPostings(conn, "1", params, KeptLists(), plan, revs)  # cold: nothing kept
             t0 = time.thread_time()
-            source._lists([key], budget=df, spared={key: 0})
+            source._lists([key], budget=df)
             best_read = min(best_read, time.thread_time() - t0)
             plain = SqlPostings(conn, "1", params, None, plan, revs)
             t0 = time.thread_time()

@@ -176,45 +176,6 @@ def test_cooccurrence_through_kept_lists_equals_sqlites_lookups(backend) -> None
             assert _cooccurring(backend.index, words, every=every) == expected, words
 
 
-def test_lists_too_long_for_one_call_are_read_once_the_calls_needing_them_would_have_paid(backend, monkeypatch) -> None:
-    """Rent, then buy: a call whose lookups spare fewer postings than the lists it lacks hold stays
-    in SQLite, and counts those lookups; once they would have paid for reading a list, it is read."""
-    plain = SqliteSearchIndex(backend.db, kept_postings=0)
-    words = "alpha beta"
-    expected = _cooccurring(plain, words)
-    # one posting per lookup: a call's own budget (the driver's postings and as many again) is
-    # short of the two lists (each about as long as the driver's), two calls' lookups are not
-    monkeypatch.setattr(postings, "LOAD_PER_LOOKUP", 0.5)
-    answers, kept_after = [], []
-    for _ in range(4):
-        answers.append(_cooccurring(backend.index, words))
-        kept_after.append(_kept_at_plan(backend.index, words))
-    assert answers == [expected] * 4
-    assert kept_after[0] is False  # the first call's lookups ran in SQLite
-    assert kept_after[-1] is True  # later ones' read the lists
-    assert kept_after == sorted(kept_after)  # and they stay
-
-
-def test_lists_needed_often_are_still_not_read_past_the_bound_of_one_call(backend, monkeypatch) -> None:
-    plain = SqliteSearchIndex(backend.db, kept_postings=0)
-    monkeypatch.setattr(postings, "LOAD_PER_LOOKUP", 0.5)
-    monkeypatch.setattr(postings, "MOST_READ_AT_ONCE", 50)  # shorter than the two lists
-    for _ in range(6):
-        assert _cooccurring(backend.index, "alpha beta") == _cooccurring(plain, "alpha beta")
-        assert not _kept_at_plan(backend.index, "alpha beta")
-
-
-def test_lookups_counted_for_a_list_start_again_once_it_is_kept() -> None:
-    kept = KeptLists()
-    assert kept.demand(7, 10) == 10
-    assert kept.demand(7, 5) == 15
-    assert kept.demand(8, 3) == 3
-    kept.put(7, 100, *_list((1, 5)))
-    assert kept.demand(7, 1) == 1
-    kept.clear()
-    assert kept.demand(8, 1) == 1
-
-
 def test_searches_with_kept_lists_answer_as_without(backend) -> None:
     plain = SqliteSearchIndex(backend.db, kept_postings=0)
     rng = random.Random(11)

@@ -30,9 +30,6 @@ import numpy as np
 #: bench's calls kept 250,000-350,000)
 MOST_POSTINGS = 1_000_000
 
-#: keys whose lookups are counted (``demand``) at most; past them the counts start again
-MOST_DEMANDED = 65_536
-
 #: a list: its documents in ascending order and the key's impact in each
 Postings = tuple[np.ndarray, np.ndarray]
 
@@ -59,8 +56,6 @@ class KeptLists:
         self._lists: OrderedDict[int, tuple[int, np.ndarray, np.ndarray, tuple[Change, ...]]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
-        #: key → lookups in SQLite that its list, had it been kept, would have spared (``demand``)
-        self._demand: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._lists)
@@ -90,7 +85,6 @@ class KeptLists:
         if len(docs) > self.most:
             return
         with self._lock:
-            self._demand.pop(key, None)
             old = self._lists.pop(key, None)
             if old is not None:
                 self._held -= len(old[1])
@@ -113,15 +107,6 @@ class KeptLists:
         self.put(key, rev, held, weights)
         return held, weights
 
-    def demand(self, key: int, lookups: int) -> int:
-        """Count ``lookups`` that a key's list would have spared, not being kept; those counted for
-        it since it was last kept (or since the counts started again)."""
-        with self._lock:
-            if len(self._demand) >= MOST_DEMANDED and key not in self._demand:
-                self._demand.clear()
-            total = self._demand[key] = self._demand.get(key, 0) + lookups
-            return total
-
     def changed(self, key: int, old_rev: int, new_rev: int, doc: int, impact: int | None) -> None:
         """A write moved ``key`` from ``old_rev`` to ``new_rev`` by inserting ``doc`` with ``impact``
         (None: by removing it): a list kept at ``old_rev`` moves to ``new_rev`` with the change noted."""
@@ -141,7 +126,6 @@ class KeptLists:
     def clear(self) -> None:
         with self._lock:
             self._lists.clear()
-            self._demand.clear()
             self._held = 0
 
 

@@ -251,9 +251,6 @@ KEPT_FROM = 64
 #: at 100,000 memories (``python -m bench.kept_lists``: bench/results/2026-12-05-kept-lists-100k.md),
 #: so a cold call costs no more than SQLite's lookups would, and the lists are kept for the next
 LOAD_PER_LOOKUP = 4
-#: and reads at most this many postings in one call for lists needed by earlier calls
-#: (``_worth_reading``): ~4 ms of CPU once, at 0.24 µs a posting
-MOST_READ_AT_ONCE = 16_384
 
 
 class SqlPostings:
@@ -316,8 +313,7 @@ class SqlPostings:
         if lookups < KEPT_FROM:
             return None
         keys = [*driver, *(key for keys in joined for key in keys)]
-        spared = dict.fromkeys(driver, lookups) | dict.fromkeys((key for keys in joined for key in keys), postings)
-        lists = self._lists(keys, postings + LOAD_PER_LOOKUP * lookups, spared)
+        lists = self._lists(keys, postings + LOAD_PER_LOOKUP * lookups)
         if lists is None:
             return None
         parts = [lists[key] for key in driver]
@@ -330,11 +326,9 @@ class SqlPostings:
             docs, impacts, found = docs[chosen], impacts[chosen], [f[chosen] for f in found]
         return zip(docs.tolist(), impacts.tolist(), *(f.tolist() for f in found), strict=True)
 
-    def _lists(self, keys: Sequence[int], budget: int, spared: dict[int, int]) -> dict[int, Postings] | None:
+    def _lists(self, keys: Sequence[int], budget: int) -> dict[int, Postings] | None:
         """The lists of these keys at the plan's revisions: kept ones, and the others read whole (and
-        kept) if they hold at most ``budget`` postings in all, or if each has been worth reading
-        (``_worth_reading``); None otherwise. ``spared``: per key, the lookups its list spares
-        this call."""
+        kept) if they hold at most ``budget`` postings in all; None otherwise."""
         assert self.kept is not None
         out: dict[int, Postings] = {}
         missing = []
@@ -347,8 +341,7 @@ class SqlPostings:
                 missing.append(key)
             else:
                 out[key] = held
-        reading = sum(self.dfs.get(key, budget + 1) for key in missing)
-        if reading > budget and not self._worth_reading(missing, reading, spared):
+        if sum(self.dfs.get(key, budget + 1) for key in missing) > budget:
             return None
         for key in missing:
             docs, impacts = self.conn.execute(
@@ -356,18 +349,6 @@ class SqlPostings:
             ).fetchone()
             out[key] = self.kept.load(key, self.revs[key], docs, impacts)
         return out
-
-    def _worth_reading(self, missing: Sequence[int], reading: int, spared: dict[int, int]) -> bool:
-        """Whether lists not kept, too long to read for this call's lookups alone, have been worth
-        reading over the calls that needed them (their lookups in SQLite counted as they are made,
-        as renting turns to buying once the rent paid would have bought it): every one of them
-        holds at most ``LOAD_PER_LOOKUP`` postings per lookup it spared, this call's included, and
-        together at most ``MOST_READ_AT_ONCE``. A word common in a project's queries stays in SQLite
-        for its first few, then is kept."""
-        assert self.kept is not None
-        kept = self.kept
-        worth = all(self.dfs.get(key, 0) <= LOAD_PER_LOOKUP * kept.demand(key, spared[key]) for key in missing)
-        return worth and reading <= MOST_READ_AT_ONCE
 
     def filtered(self, docs: Sequence[int]) -> Iterable[tuple[int, str]]:
         sql = (
