@@ -228,7 +228,10 @@ class EmbedAfter:
         wake = self._wake
         if wake is not None:
             self._ready.append(embedded)
-            wake()
+            try:
+                wake()
+            except Exception:  # noqa: BLE001 - left all the same: stored after the next message, or by drain
+                logger.warning("waking the serving thread for a vector failed; it is stored after the next message")
             return True
         self._store(embedded)
         return False
