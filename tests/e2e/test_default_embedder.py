@@ -212,3 +212,26 @@ def test_mnemo_mcp_stores_a_memorys_vector_while_it_waits_for_the_next_message(t
     finally:
         server.stdin.close()
         assert server.wait(60) == 0
+
+
+def _vector_stored(db: Path, memory_id: str) -> bool:
+    with closing(sqlite3.connect(db, timeout=30)) as conn:
+        row = conn.execute("SELECT vec IS NOT NULL FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def test_mnemo_serve_stores_a_memorys_vector_with_no_request_after_its_add(tmp_path):
+    """A handler instance hands the vectors it makes after an answer to the thread that serves its
+    invocations, which stores them while it waits for the next: the vector is stored with no
+    request after the memory_add (seen through another connection), and the instance still answers."""
+    server = start_server(tmp_path, env_extra={"MNEMO_EMBEDDER": "auto"})
+    try:
+        added = call(server, "memory_add", {"content": MEMORIES[2]})
+        assert added.status == 200, added.raw
+        memory_id = added.body["memory"]["id"]
+        wait_until(lambda: _vector_stored(tmp_path / "mnemo.db", memory_id), VECTOR_DEADLINE_S, "the vector", poll=0.1)
+        answer = call(server, "recall", {"query": "when are deploys frozen", "mode": "semantic"})
+        assert answer.status == 200, answer.raw
+        assert answer.body["results"][0]["reference"] == memory_id
+    finally:
+        stop_server(server)

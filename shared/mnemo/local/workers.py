@@ -346,12 +346,14 @@ def instance_main(
     except OSError:  # the server went away while this instance warmed up
         gateway.close()
         return
+    between = _Between()
     try:
         while True:
             # the server went away (killed, even with -9): EOF, or a reset when it left an answer
             # unread, or a broken pipe for the answer it will never read; the instance ends
             # quietly, as one Lambda never hears of again
             try:
+                between.until_readable(conn)
                 request = conn.recv()
             except (EOFError, OSError):
                 return
@@ -364,8 +366,51 @@ def instance_main(
                 conn.send(answer)
             except OSError:
                 return
+            between.work()
     finally:
+        between.close()
         gateway.close()
+
+
+class _Between:
+    """The vectors this instance makes after an answer (``service.vectors.EmbedAfter``), stored by
+    the thread that serves the invocations, between them: through the connection its invocations
+    read with, so its next read finds no other connection's write of its own (on SQLite such a write
+    drops the reading connection's page cache and memory map: docs/performance.md). Woken through
+    a pipe while it waits for the next invocation."""
+
+    def __init__(self) -> None:
+        from mnemo import runtime
+
+        embed_after = runtime.service().embed_after
+        self.embed_after = embed_after
+        self._wake_r = self._wake_w = -1
+        if embed_after is not None:
+            self._wake_r, self._wake_w = os.pipe()
+            os.set_blocking(self._wake_w, False)
+            embed_after.hand_over(self._wake)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # full: a wake is pending already
+            os.write(self._wake_w, b"\0")
+
+    def until_readable(self, conn: Connection) -> None:
+        """Wait for the next invocation, storing the vectors made meanwhile."""
+        if self.embed_after is None:
+            return
+        while conn not in multiprocessing.connection.wait([conn, self._wake_r]):
+            os.read(self._wake_r, 4096)
+            self.embed_after.write_ready()
+
+    def work(self) -> None:
+        if self.embed_after is not None:
+            self.embed_after.write_ready()
+
+    def close(self) -> None:
+        if self.embed_after is not None:
+            self.embed_after.hand_back()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
 
 
 def _end_with_parent() -> bool:

@@ -141,8 +141,9 @@ class EmbedAfter:
     that finds another connection's write when its next read begins drops its page cache and its
     whole memory map (SQLite's ``pagerBeginReadTransaction``): the next call (the agent's next
     question, or its next memory_add) paid a few ms for it at 100,000 memories. A host that serves
-    calls one at a time on one thread (``mnemo mcp``: stdio) writes the vectors on that thread
-    instead, while it waits for the next message, so its reads find only their own writes."""
+    calls one at a time on one thread (``mnemo mcp``: stdio; each of ``mnemo serve``'s handler
+    instances) writes the vectors on that thread instead, while it waits for the next call, so its
+    reads find only their own writes."""
 
     def __init__(self, ports: Ports, embedder: Embedder) -> None:
         self.ports = ports
