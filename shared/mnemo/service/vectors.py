@@ -163,7 +163,8 @@ class EmbedAfter:
 
     def hand_back(self) -> None:
         """The daemon writes the vectors again; those left ready are written now, on this thread."""
-        self._wake = None
+        with self._lock:  # a vector the daemon leaves is left before this, or stored by the daemon
+            self._wake = None
         self.write_ready()
 
     def write_ready(self) -> int:
@@ -226,9 +227,11 @@ class EmbedAfter:
             if needs_embedding(self.embedder, record):
                 self.ports.store.mark_for_repair(record)  # the embedder failed: cleanup embeds it
             return False
-        wake = self._wake
+        with self._lock:  # (against hand_back: nothing is left once it has taken the last ones)
+            wake = self._wake
+            if wake is not None:
+                self._ready.append(embedded)
         if wake is not None:
-            self._ready.append(embedded)
             try:
                 wake()
             except Exception:  # noqa: BLE001 - left all the same: stored after the next message, or by drain
