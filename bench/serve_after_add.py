@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _stored(db: Path, memory_id: str, deadline_s: float) -> None:
     uri = f"file:{db}?mode=ro"
     end = time.monotonic() + deadline_s
-    with sqlite3.connect(uri, uri=True, timeout=30) as conn:
+    with closing(sqlite3.connect(uri, uri=True, timeout=30)) as conn:
         while True:
             row = conn.execute("SELECT vec IS NOT NULL FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row and row[0]:
