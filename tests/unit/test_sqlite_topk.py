@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from mnemo.backends.sqlite.topk import Budgets, Term, top_k
+from mnemo.backends.sqlite.topk import search as search_module
+from mnemo.backends.sqlite.topk.search import Search
 
 CEILING = 30_000
 
@@ -49,12 +51,14 @@ class ListPostings:
     def filtered(self, docs: Sequence[int]) -> Iterable[tuple[int, str]]:
         return [(doc, self.passes[doc]) for doc in docs if doc in self.passes]
 
-    def impacts(self, docs: Sequence[int], terms: Sequence[Sequence[int]], *, every: bool) -> Iterable[Sequence[Any]]:
+    def impacts(self, docs: Sequence[int], keys: Sequence[int]) -> Iterable[tuple[int, str, int | None, int | None]]:
         self.looked_up.update(docs)
         for doc in docs:
-            found = [self._best(doc, keys) for keys in terms]
-            if doc in self.passes and (not every or all(f is not None for f in found)):
-                yield (doc, self.passes[doc], *found)
+            if doc not in self.passes:
+                continue
+            held = [(key, self.lists[key][doc]) for key in keys if doc in self.lists.get(key, {})]
+            for key, impact in held or [(None, None)]:
+                yield (doc, self.passes[doc], key, impact)
 
     def passing_at_most(self, most: int) -> int:
         return min(len(self.passes), most)
@@ -109,10 +113,15 @@ EXACT = {
 }
 
 
+@pytest.mark.parametrize("bounds", ["loop", "arrays"])
 @pytest.mark.parametrize("case", EXACT)
 @pytest.mark.parametrize("seed", range(12))
-def test_an_exact_search_answers_what_scoring_every_document_answers(seed: int, case: str) -> None:
+def test_an_exact_search_answers_what_scoring_every_document_answers(
+    seed: int, case: str, bounds: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mode, budgets = EXACT[case]
+    # (read documents bounded one at a time, or over arrays, whatever their number)
+    monkeypatch.setattr(search_module, "ARRAYS_FROM", 10**9 if bounds == "loop" else 0)
     # Given postings of six terms over 300 documents, a third of which fail the filter
     source, terms = _corpus(seed)
     for n in (1, 2, 3, 6):
@@ -176,3 +185,40 @@ def test_a_filter_that_passes_few_scores_them_all_without_reading_postings(seed:
         # Then it is the exact answer, and no posting list was read in impact order
         assert [(doc, round(score, 6)) for doc, score, _ in hits] == reference(source, terms[:n], mode, 5)
     assert source.postings_read == 0
+
+
+def _read_state(rng: random.Random) -> tuple[Search, list[int], list[float]]:
+    """A search as judging finds it: documents read with random impacts (most terms not read for a
+    document), caps (some 0: read to the end), terms of one or two keys, CJK character pairs that
+    make groups, and often ``several`` and a ``common`` group known."""
+    n, count = rng.randint(1, 18), rng.randint(1, 80)
+    terms = []
+    for i in range(n):
+        word = "基" + chr(0x4E00 + i) if rng.random() < 0.4 else f"t{i}"
+        keys = {i: 100} | ({1000 + i: 5} if rng.random() < 0.3 else {})
+        terms.append(Term(word, keys, rng.uniform(0.5, 9.0)))
+    search = Search.start(ListPostings({}, {}), terms, rng.random() < 0.3, CEILING)
+    for doc in range(count):
+        search.reads.partial[doc] = [rng.choice([0, 0, 0, rng.randint(1, 22_000)]) for _ in range(n)]
+    caps = [rng.choice([0.0, rng.uniform(0, 60_000)]) for _ in range(n)]
+    if len(search.groups) > 1 and rng.random() < 0.6:
+        search.several = set(rng.sample(range(count), count // 3)) if rng.random() < 0.8 else set()
+        if len(search.groups) > 2 and rng.random() < 0.5:
+            search.common = search.groups[rng.randrange(len(search.groups))]
+    return search, list(range(count)), caps
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounding_documents_over_arrays_gives_what_the_loop_gives(seed: int) -> None:
+    """The two ways ``Search.bounds`` takes (a loop per document for few, arrays for many) give
+    the same bounds to the bit, the same exactness and the same documents left out."""
+    rng = random.Random(seed)
+    for _ in range(200):
+        # Given documents read as a search judges them
+        search, docs, caps = _read_state(rng)
+        # When they are bounded one at a time and over arrays
+        looped, failing = search._bounds_each(docs, caps)
+        arrays, failing_too = search._bounds_arrays(docs, caps)
+        # Then each document gets the same (most, least, exact), floats equal to the bit
+        assert sorted(arrays) == sorted(looped)
+        assert sorted(failing_too) == sorted(failing)

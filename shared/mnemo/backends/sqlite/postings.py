@@ -357,22 +357,21 @@ class SqlPostings:
         )
         return self.conn.execute(sql, (json.dumps(list(docs)), *self.params))
 
-    def impacts(self, docs: Sequence[int], terms: Sequence[Sequence[int]], *, every: bool) -> Iterable[Sequence[Any]]:
-        # each term's postings joined through postings_doc (``all``: all must be there). CROSS
-        # JOIN keeps the order: the candidates first, then one lookup per term through
-        # postings_doc (with four plain JOINs the planner started from a term's whole posting list:
-        # 20-30 ms for 50 candidates of memory_search "prearkflirwal 基准测试" at 100k, now 1)
-        join = "CROSS JOIN" if every else "LEFT JOIN"
-        joins = "".join(
-            f" {join} postings q{i} ON q{i}.doc = m.seq AND q{i}.term {_in(keys)}" for i, keys in enumerate(terms)
-        )
-        columns = ", ".join(f"q{i}.impact" for i in range(len(terms)))
+    def impacts(self, docs: Sequence[int], keys: Sequence[int]) -> Iterable[tuple[int, str, int | None, int | None]]:
+        # each candidate's postings in one range of postings_doc, the keys kept as a filter
+        # (``+term``: not one lookup per key). A memory holds a few dozen keys; a memory_add's
+        # ``similar`` asks for ~16 terms' keys of 256 candidates: one lookup per key cost twice as
+        # much at 100,000 memories, and as much for recall's two or three (replayed calls, 2026-12-05).
+        # CROSS JOIN keeps the order: the candidates first (with four plain JOINs the planner started
+        # from a term's whole posting list: 20-30 ms for 50 candidates of memory_search
+        # "prearkflirwal 基准测试" at 100k, now 1)
         sql = (
-            f"SELECT m.seq, m.updated_at, {columns} FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
-            f"{joins} WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
+            "SELECT m.seq, m.updated_at, q.term, q.impact"
+            " FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
+            f" LEFT JOIN postings q ON q.doc = m.seq AND +q.term {_in(keys)}"
+            f" WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
         )
-        params: list[Any] = [json.dumps(list(docs)), *(key for keys in terms for key in keys), *self.params]
-        return self.conn.execute(sql, params)
+        return self.conn.execute(sql, (json.dumps(list(docs)), *keys, *self.params))
 
     def passing_at_most(self, most: int) -> int:
         sql = (

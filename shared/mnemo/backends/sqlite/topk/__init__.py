@@ -1,4 +1,5 @@
-"""The top-k engine of the SQLite index, pure Python over a :class:`PostingSource`: ``engine`` (the
+"""The top-k engine of the SQLite index, Python (numpy for the bounds of many documents at once)
+over a :class:`PostingSource`: ``engine`` (the
 threshold algorithm's strategy and its ``Budgets``, ``top_k``), ``search`` (one search's
 thresholds and judging), ``reads`` (its read state), ``verdicts`` (its judged state) and
 ``source`` (what it works on). The names the index and the tests use are here."""

@@ -40,10 +40,9 @@ class PostingSource(Protocol):
         """Of these documents, those whose record passes the filter, with its ``updated_at``."""
         ...
 
-    def impacts(self, docs: Sequence[int], terms: Sequence[Sequence[int]], *, every: bool) -> Iterable[Sequence[Any]]:
-        """Of these documents, those whose record passes the filter (and, ``every``, that hold a
-        key of every term): rows ``doc, updated_at, *found``, one impact (or None) per term; a
-        document may come in several rows."""
+    def impacts(self, docs: Sequence[int], keys: Sequence[int]) -> Iterable[tuple[int, str, int | None, int | None]]:
+        """Of these documents, those whose record passes the filter: a row (doc, updated_at, key,
+        impact) per key of ``keys`` it holds, or one (doc, updated_at, None, None) when it holds none."""
         ...
 
     def matching(self, keys: Sequence[int]) -> Iterable[tuple[int, str, int, int]]:

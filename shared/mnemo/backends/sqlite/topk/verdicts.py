@@ -6,7 +6,7 @@ in order."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mnemo.backends.sqlite.topk.source import PostingSource, Scored, Term, weigh
@@ -55,20 +55,7 @@ class Verdicts:
         if not docs:
             return
         self.judged.update(docs)
-        n = len(self.terms)
-        # a term of several keys may give a document several rows, merged by their best impact
-        rows = self.source.impacts(docs, [list(t.keys) for t in self.terms], every=self.every)
-        idfs = self.idfs
-        found_impacts: dict[int, tuple[str, list[int]]] = {}
-        for doc, updated_at, *found in rows:
-            seen = found_impacts.get(doc)
-            if seen is None:
-                seen = found_impacts[doc] = (updated_at, [0] * n)
-            for i, value in enumerate(found):
-                if value and value > seen[1][i]:
-                    seen[1][i] = value
-        for doc, (updated_at, impacts) in found_impacts.items():
-            self.scored[doc] = (weigh(idfs, impacts), updated_at, tuple(impacts))
+        self._score(self.source.impacts(docs, self._keys()))
 
     def take_best(self, candidates: dict[int, list[int]], limit: int) -> None:
         """Of documents whose impacts are all known, score the best ones that pass the filters:
@@ -93,25 +80,34 @@ class Verdicts:
         filter the best postings hardly pass (``recall`` with a narrow ``path_filter`` or a time
         window), where reading every posting of common terms in Python would cost what all their
         matches do."""
-        keys = [key for term in self.terms for key in term.keys]
+        self.judged.update(self._score(self.source.matching(self._keys())))
+
+    def _keys(self) -> list[int]:
+        return [key for term in self.terms for key in term.keys]
+
+    def _score(self, rows: Iterable[tuple[int, str, int | None, int | None]]) -> dict[int, str]:
+        """Score the documents of rows (doc, updated_at, key, impact): each term's impact in a
+        document is the best of its keys' (key None: the document holds none of them). Those that
+        hold every term, for ``all``, go to ``scored``; returns every document of the rows."""
         slots: dict[int, list[int]] = {}
         for i, term in enumerate(self.terms):
-            for key in term.keys:
-                slots.setdefault(key, []).append(i)
+            for term_key in term.keys:
+                slots.setdefault(term_key, []).append(i)
         n, idfs = len(self.terms), self.idfs
         found: dict[int, tuple[str, list[int]]] = {}
-        for doc, updated_at, key, impact in self.source.matching(keys):
+        for doc, updated_at, key, impact in rows:
             seen = found.get(doc)
             if seen is None:
                 seen = found[doc] = (updated_at, [0] * n)
-            for i in slots[key]:
-                if impact > seen[1][i]:
-                    seen[1][i] = impact
+            if key is not None and impact is not None:
+                for i in slots[key]:
+                    if impact > seen[1][i]:
+                        seen[1][i] = impact
         for doc, (updated_at, impacts) in found.items():
             if self.every and not all(impacts):
                 continue
             self.scored[doc] = (weigh(idfs, impacts), updated_at, tuple(impacts))
-        self.judged.update(found)
+        return {doc: updated_at for doc, (updated_at, _) in found.items()}
 
     def best(self, bound: float, limit: int) -> list[tuple[int, Scored]]:
         """The ``limit`` best documents scored above ``bound``, best first, ties newest first."""
