@@ -28,8 +28,9 @@ then ``recall after an add``: a memory added (not timed), then once it is embedd
 query mix of seed 9), again and again: a read right after a vector's write, which another
 connection's writes make cost more (SQLite drops the reading connection's page cache and memory
 map; the vector cache reads the vectors written since it last looked). As ``mnemo mcp`` serves, the
-vectors made after an answer are stored by the thread that makes the calls, between them (not counted
-in any call: ``mnemo mcp`` stores them while it waits for the next message; the bench times them apart).
+vectors made after an answer are stored by the thread that makes the calls, between them, and then the
+backend's own work when due (``Service.between``: SQLite checkpoints its log) — not counted in any call:
+``mnemo mcp`` does both while it waits for the next message; the bench times them apart.
 
 Per call: wall time; the calling thread's CPU time (the call's own); and the process's CPU time
 (all threads: work a change moves to a thread of its own counts; for a write in a block it also
@@ -157,8 +158,13 @@ def run(size: int, n: int, wait_s: float, source: Path | None = None) -> dict[st
             shutil.copytree(kept, Path(str(copy) + ".ann"))
         svc, caller = _service(copy)
         # as ``mnemo mcp`` serves (api/mcp/stdio.py): the vectors made after an answer are stored by
-        # the thread that serves the calls, between them (a tree from before it: by the daemon)
-        between = svc.embed_after if hasattr(svc.embed_after, "hand_over") else None
+        # the thread that serves the calls, between them, and once none waits the backend's own work
+        # is done (SQLite's checkpoint: ``Service.between``); a tree from before those: the vectors
+        # by the daemon, or handed over without the idle step
+        between = getattr(svc, "between", None)
+        if between is None and hasattr(svc.embed_after, "hand_over"):
+            between = svc.embed_after
+        idle = getattr(between, "idle", None)
         if between is not None:
             between.hand_over(lambda: None)
         graph = _graph(svc, caller, kept, copy, wait_s)
@@ -176,6 +182,7 @@ def run(size: int, n: int, wait_s: float, source: Path | None = None) -> dict[st
         steps += [(i, name) for i in range(n) for name in (BEFORE_AFTER, AFTER)]
         clock, thread_clock, process_clock = time.perf_counter, time.thread_time, time.process_time
         stored: list[float] = []  # thread CPU of storing the vectors ready between two calls
+        tidied: list[float] = []  # wall time of the backend's idle work that ran (a checkpoint)
         for i, name in steps:
             if name in (SPACED, AFTER) and svc.embed_after is not None:
                 svc.embed_after.drain(60)
@@ -183,6 +190,10 @@ def run(size: int, n: int, wait_s: float, source: Path | None = None) -> dict[st
                 t0 = thread_clock()
                 if between.write_ready():
                     stored.append(thread_clock() - t0)
+            if idle is not None:
+                w0 = clock()
+                if idle():
+                    tidied.append(clock() - w0)
             if name == BEFORE_AFTER:
                 svc.invoke("memory_add", caller, calls[name][i])
                 continue
@@ -210,6 +221,7 @@ def run(size: int, n: int, wait_s: float, source: Path | None = None) -> dict[st
             name: {measure: summary_ms(values) for measure, values in one.items()} for name, one in samples.items()
         },
         "vectors_stored_between_calls": summary_ms(stored) if stored else None,
+        "idle_work_between_calls": {"supported": idle is not None, **(summary_ms(tidied) if tidied else {})},
     }
 
 
@@ -247,6 +259,16 @@ def markdown(res: dict[str, Any]) -> str:
         )
     else:
         lines.append("Vectors stored by the embedding thread (this tree does not hand them over).")
+    idle = res.get("idle_work_between_calls") or {}
+    if idle.get("n"):
+        lines.append(
+            f"The backend's work between calls (`Ports.idle`, as `mnemo mcp` does once no message waits: SQLite's "
+            f"checkpoint of its log): {idle['n']} times, wall p50 {idle['p50_ms']} ms, max {idle['max_ms']} ms."
+        )
+    elif idle.get("supported"):
+        lines.append("The backend's work between calls (`Ports.idle`): none fell due.")
+    else:
+        lines.append("No work between calls besides the vectors (this tree checkpoints inside its writes).")
     return "\n".join(lines) + "\n"
 
 

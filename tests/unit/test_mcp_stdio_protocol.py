@@ -129,6 +129,7 @@ class Handed:
         self.ready = 0  # work items the other thread left
         self.done: list[tuple[str, int]] = []  # (thread, items) of each write_ready that found some
         self.calls: list[str] = []
+        self.idled: list[str] = []  # the thread of each idle()
         self.lock = threading.Lock()
 
     def hand_over(self, wake: Any) -> None:
@@ -141,6 +142,10 @@ class Handed:
         if found:
             self.done.append((threading.current_thread().name, found))
         return found
+
+    def idle(self) -> bool:
+        self.idled.append(threading.current_thread().name)
+        return False
 
     def hand_back(self) -> None:
         self.calls.append("hand_back")
@@ -200,6 +205,32 @@ def test_work_left_while_the_server_waits_for_a_message_is_done_on_the_serving_t
     server.join(30)
     assert not server.is_alive()
     assert handed.calls == ["hand_over", "hand_back"]
+
+
+def test_once_no_message_waits_the_serving_thread_does_the_idle_work():
+    """After an answer, with nothing more to read, the serving thread calls ``idle`` (the backend's
+    work, e.g. SQLite's checkpoint), on itself."""
+    endpoint, _ = make_endpoint(instructions="Save decisions.")
+    read_fd, write_fd = os.pipe()
+    handed = Handed()
+    out = io.BytesIO()
+    server = threading.Thread(
+        target=run_stdio,
+        args=(endpoint, os.fdopen(read_fd, "rb"), out),
+        kwargs={"max_message_bytes": LIMIT, "between": handed},
+        name="serving",
+    )
+    server.start()
+    feed = os.fdopen(write_fd, "wb")
+    assert handed.idled == []  # nothing answered yet
+    feed.write(json.dumps(rpc("ping", {}, 1)).encode() + b"\n")
+    feed.flush()
+    wait_until(lambda: out.getvalue().count(b"\n") == 1, 30, "the answer")
+    wait_until(lambda: handed.idled, 30, "the idle work once no message waits")
+    assert set(handed.idled) == {"serving"}
+    feed.close()
+    server.join(30)
+    assert not server.is_alive()
 
 
 def _in_chunks(data: bytes, chunks: list[int], limit: int) -> list[bytes | None]:

@@ -20,6 +20,7 @@ from mnemo.config import Settings
 from mnemo.local.server import LocalContext
 from mnemo.ports import Scope
 from mnemo.service import tenancy
+from mnemo.service.between import Between
 from mnemo.service.identity import local_caller
 from mnemo.service.pipeline import Service
 
@@ -105,7 +106,8 @@ def test_the_stdio_server_serves_the_service_it_is_handed(given):
 
 def test_the_stdio_server_hands_the_services_vectors_to_its_serving_thread(given, monkeypatch):
     """``mnemo mcp``: vectors made after an answer are stored between messages on the thread that
-    serves them (``EmbedAfter.hand_over``), and handed back when the session ends."""
+    serves them (``EmbedAfter.hand_over``, through ``Service.between``), and handed back when the
+    session ends."""
     scope = _scope(given.svc)
     calls: list[str] = []
 
@@ -122,7 +124,9 @@ def test_the_stdio_server_hands_the_services_vectors_to_its_serving_thread(given
         def submit(self, record) -> None:
             calls.append("submit")
 
-    monkeypatch.setattr(given.svc, "embed_after", Recorder())
+    recorder = Recorder()
+    monkeypatch.setattr(given.svc, "embed_after", recorder)
+    monkeypatch.setattr(given.svc, "between", Between(given.svc.ports, recorder))
     call = http_event("mcp_tools_call.json")["body"]
     serve_stdio(
         given.svc,
@@ -132,3 +136,4 @@ def test_the_stdio_server_hands_the_services_vectors_to_its_serving_thread(given
         max_message_bytes=65536,
     )
     assert calls[0] == "hand_over" and calls[-1] == "hand_back"
+    assert "submit" in calls

@@ -373,22 +373,20 @@ def instance_main(
 
 
 class _Between:
-    """The vectors this instance makes after an answer (``service.vectors.EmbedAfter``), stored by
-    the thread that serves the invocations, between them: through the connection its invocations
-    read with, so its next read finds no other connection's write of its own (on SQLite such a write
-    drops the reading connection's page cache and memory map: docs/performance.md). Woken through
-    a pipe while it waits for the next invocation."""
+    """What this instance does between invocations (``service.between.Between``), on the thread that
+    serves them: the vectors made after an answer (``service.vectors.EmbedAfter``) stored through
+    the connection its invocations read with, so its next read finds no other connection's write of
+    its own (on SQLite such a write drops the reading connection's page cache and memory map:
+    docs/performance.md), woken through a pipe while it waits for the next invocation; and, while
+    no invocation waits, the backend's work when due (SQLite: a checkpoint of its log)."""
 
     def __init__(self) -> None:
         from mnemo import runtime
 
-        embed_after = runtime.service().embed_after
-        self.embed_after = embed_after
-        self._wake_r = self._wake_w = -1
-        if embed_after is not None:
-            self._wake_r, self._wake_w = os.pipe()
-            os.set_blocking(self._wake_w, False)
-            embed_after.hand_over(self._wake)
+        self.between = runtime.service().between
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self.between.hand_over(self._wake)
 
     def _wake(self) -> None:
         with contextlib.suppress(OSError):  # full: a wake is pending already
@@ -396,21 +394,20 @@ class _Between:
 
     def until_readable(self, conn: Connection) -> None:
         """Wait for the next invocation, storing the vectors made meanwhile."""
-        if self.embed_after is None:
-            return
-        while conn not in multiprocessing.connection.wait([conn, self._wake_r]):
+        while not conn.poll():
+            self.between.idle()
+            if conn in multiprocessing.connection.wait([conn, self._wake_r]):
+                return
             os.read(self._wake_r, 4096)
-            self.embed_after.write_ready()
+            self.between.write_ready()
 
     def work(self) -> None:
-        if self.embed_after is not None:
-            self.embed_after.write_ready()
+        self.between.write_ready()
 
     def close(self) -> None:
-        if self.embed_after is not None:
-            self.embed_after.hand_back()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+        self.between.hand_back()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
 
 def _end_with_parent() -> bool:

@@ -323,4 +323,9 @@ class Ports(Protocol):
     @property
     def maintenance(self) -> Maintenance: ...
 
+    def idle(self) -> bool:
+        """The host waits for its next call, on the thread that serves them: work the backend keeps
+        off the calls, when due (SQLite: checkpoint its write-ahead log). Whether it did any."""
+        ...
+
     def close(self) -> None: ...

@@ -20,6 +20,7 @@ from mnemo.models.common import MAX_IDEMPOTENCY_KEY, MAX_PROJECT_REF, utc_now
 from mnemo.models.records import Project, RateLimits, Workspace
 from mnemo.ports import Embedder, Ports, RateClass, RateDecision
 from mnemo.service import keys, principals
+from mnemo.service.between import Between
 from mnemo.service.catalog import REGISTRY
 from mnemo.service.context import CallContext
 from mnemo.service.identity import Caller, bearer_secret, looks_like_jwt
@@ -114,6 +115,8 @@ class Service:
         self.fusion = fusion
         #: the vectors writes leave for after their answer (None: made before the write)
         self.embed_after = EmbedAfter(ports, embedder) if embed_after_answer and embedder is not None else None
+        #: what a host serving one call at a time does on its thread between calls
+        self.between = Between(ports, self.embed_after)
         #: recall's context rule (None: the adopted one)
         self.neighbours = neighbours
         #: recall may make the query's vector on a thread of its own (see above)

@@ -27,13 +27,15 @@ from mnemo.api.mcp.protocol import INVALID_REQUEST, PARSE_ERROR
 
 
 class WorkBetween(Protocol):
-    """Work the serving thread does between messages, handed over by another thread
-    (``service.vectors.EmbedAfter``: vectors made after an answer, stored through the connection the
-    calls read with)."""
+    """Work the serving thread does between messages (``service.between.Between``): vectors made
+    after an answer by another thread, stored through the connection the calls read with; and,
+    when no message waits, the backend's own work when due (SQLite: a checkpoint of its log)."""
 
     def hand_over(self, wake: Callable[[], None]) -> None: ...
 
     def write_ready(self) -> int: ...
+
+    def idle(self) -> bool: ...
 
     def hand_back(self) -> None: ...
 
@@ -57,7 +59,8 @@ def run_stdio(
     """Serve messages from ``reader`` until it ends; answers go to ``writer``, one line each.
 
     With ``between``, a thread reads the messages and this one answers them in order and, whenever
-    it would otherwise wait for the next (and after each answer), does the work handed over to it."""
+    it would otherwise wait for the next (and after each answer), does the work handed over to it;
+    when no message waits, ``between.idle()``."""
     negotiated: str | None = None
 
     def answer(line: bytes | None) -> None:
@@ -112,6 +115,8 @@ def run_stdio(
             if event is not _WORK:
                 answer(event)
             between.write_ready()
+            if events.empty():
+                between.idle()
     finally:
         between.hand_back()
 

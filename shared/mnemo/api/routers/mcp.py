@@ -243,8 +243,9 @@ def serve_stdio(
             max_message_bytes=max_message_bytes,
             after_message=metrics.clear_metrics,
             # vectors made after an answer are stored on this thread, between messages: through the
-            # connection the calls read with, which then finds no other connection's write
-            between=service.embed_after,
+            # connection the calls read with, which then finds no other connection's write; and the
+            # backend's own work (SQLite's checkpoint) is done while no message waits
+            between=service.between,
         )
     finally:
         _current_request.reset(token)

@@ -114,5 +114,9 @@ class AwsBackend:
             )
         return self._maintenance
 
+    def idle(self) -> bool:
+        """Nothing is kept for between calls (DynamoDB and OpenSearch tidy themselves)."""
+        return False
+
     def close(self) -> None:
         self.index.client.close()

@@ -42,5 +42,9 @@ class SqliteBackend:
         if self.index.outdated():
             self.index.rebuild()
 
+    def idle(self) -> bool:
+        """Between calls: checkpoint the write-ahead log when due (``Database.checkpoint_when_due``)."""
+        return self.db.checkpoint_when_due()
+
     def close(self) -> None:
         self.db.close()

@@ -25,6 +25,18 @@ from mnemo.models.records import Embedding, MemoryRecord
 #: how much of the database file a connection maps into memory (address space, not RAM)
 MMAP_BYTES = 1 << 30
 
+#: A host that waits between calls (``Database.checkpoint_when_due``) checkpoints the write-ahead
+#: log itself once its connection has changed this many rows since it last did (a memory_add
+#: changes ~100 rows in ~120 pages: its record, its postings and their keys; any call one more, its
+#: rate bucket; so about as often as SQLite's own checkpoint, and seldom after reads alone: once
+#: every 64 commits, reads made checkpoints due, and the read after one pays for the pages it moved)...
+CHECKPOINT_AFTER = 1000
+#: ...and SQLite's own checkpoint, inside the commit that takes the log past this many pages (1,000
+#: by default), stays as the backstop for a host too busy to wait. At 100,000 memories an add writes
+#: ~120 pages: the default checkpoint ran inside every eighth or so add, tens of ms of copying and
+#: syncing (bench/results/2026-12-05-checkpoint-between-calls.md).
+BACKSTOP_PAGES = 10_000
+
 #: SQLite result codes that mean "the file cannot be used right now" (extended codes share the prefix)
 _OUTAGES = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR")
 
@@ -86,6 +98,8 @@ class Database:
             conn.execute("PRAGMA temp_store=MEMORY")
             self._local.conn = conn
             self._local.depth = 0
+            self._local.checkpointed_at = 0  # the connection's total_changes at the host's last checkpoint
+            self._local.tidied = False  # the host checkpoints between calls (the backstop is set)
             with self._lock:
                 self._all.add(conn)
         return conn
@@ -123,6 +137,29 @@ class Database:
             _execute(conn, "COMMIT")
         finally:
             self._local.depth = 0
+
+    def checkpoint_when_due(self) -> bool:
+        """For a host that waits between calls, on the thread that serves them (its connection):
+        checkpoint the write-ahead log once the connection changed ``CHECKPOINT_AFTER`` rows since
+        the last time (``total_changes``), rather than inside a write. The first call sets this connection's own
+        checkpoint to ``BACKSTOP_PAGES``. PASSIVE: it waits for no reader or writer (what a reader
+        still needs is left for the next). Whether it checkpointed."""
+        conn = self.conn()
+        if self._local.depth:
+            return False  # inside a transaction: not between calls
+        if not self._local.tidied:
+            conn.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
+            self._local.tidied = True
+        if conn.total_changes - self._local.checkpointed_at < CHECKPOINT_AFTER:
+            return False
+        self._local.checkpointed_at = conn.total_changes
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            if outage(exc) is None:
+                raise
+            return False  # busy or unreadable now: the next wait (or the backstop) checkpoints
+        return True
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
