@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from mnemo import text
-from mnemo.backends.sqlite import SqliteBackend
+from mnemo.backends.sqlite import SqliteBackend, postings
 from mnemo.backends.sqlite.db import INDEX_VERSION
 from mnemo.backends.sqlite.index import SqliteSearchIndex
 from mnemo.backends.sqlite.postings import SURFACE, document_keys, idf
@@ -206,8 +206,11 @@ SETTINGS = [
 
 
 @pytest.mark.slow  # a property search over random corpora
+@pytest.mark.parametrize("impacts", ["lookups", "ranges"])
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
-def test_random_corpora_and_queries_agree_with_scoring_every_document(backend, settings) -> None:
+def test_random_corpora_and_queries_agree_with_scoring_every_document(backend, settings, impacts, monkeypatch) -> None:
+    # (candidates' impacts read by one lookup per key, or by one range per candidate, whatever the keys)
+    monkeypatch.setattr(postings, "RANGES_FROM", 10**9 if impacts == "lookups" else 1)
     # Given a random corpus over a small vocabulary (so terms are common and co-occur unevenly),
     # in two projects
     rng = random.Random(16)
@@ -377,11 +380,16 @@ def test_the_postings_primary_key_reads_best_first(tmp_path: Path) -> None:
     conn.close()
 
 
-def test_candidate_lookups_start_from_the_candidates(tmp_path: Path) -> None:
-    """A statement that completes the scores of given documents reads them first, then each one's
-    postings in one range of ``postings_doc`` (by ``doc`` alone, the keys a filter: not a lookup per
-    key): with several plain JOINs SQLite's planner started from a term's whole posting list instead
-    (20-30 ms for 50 candidates at 100k)."""
+@pytest.mark.parametrize("keys", ["few", "many"])
+def test_candidate_lookups_start_from_the_candidates(
+    tmp_path: Path, keys: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement that completes the scores of given documents reads them first, then their
+    postings through ``postings_doc``: for few keys one lookup per key (``doc`` and ``term``), for
+    many each document's postings as one range (by ``doc`` alone, the keys a filter). With several
+    plain JOINs SQLite's planner started from a term's whole posting list instead (20-30 ms for 50
+    candidates at 100k)."""
+    monkeypatch.setattr(postings, "RANGES_FROM", 100 if keys == "few" else 1)
     backend = SqliteBackend(tmp_path / "mnemo.db")
     backend.index = SqliteSearchIndex(backend.db, min_size=2, max_size=8, drive=0)
     for i in range(60):
@@ -390,18 +398,25 @@ def test_candidate_lookups_start_from_the_candidates(tmp_path: Path) -> None:
     statements: list[str] = []
     conn = backend.db.conn()
     conn.set_trace_callback(statements.append)
-    for query in (_query("alpha 基准测试", 5), _query("alpha 基准测试 beta", 5, mode="any")):
-        backend.index.search(query)
+    hits = [
+        backend.index.search(q) for q in (_query("alpha 基准测试", 5), _query("alpha 基准测试 beta", 5, mode="any"))
+    ]
     conn.set_trace_callback(None)
-    lookups = [s for s in statements if "AS c CROSS JOIN memories" in s and "postings q " in s]
+    assert all(hits)
+    lookups = [s for s in statements if "AS c CROSS JOIN memories" in s and "postings q" in s]
     assert lookups
     for statement in lookups:
         plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + statement)]
         assert plan[0].startswith("SCAN c"), plan
         assert not any("PRIMARY KEY (term" in step for step in plan), plan
-        assert [step for step in plan if " q " in step] == [
-            "SEARCH q USING COVERING INDEX postings_doc (doc=?) LEFT-JOIN"
-        ]
+        steps = [step for step in plan if " q" in step]
+        if keys == "many":
+            assert steps == ["SEARCH q USING COVERING INDEX postings_doc (doc=?) LEFT-JOIN"]
+        else:
+            assert len(steps) > 1
+            assert all(
+                step.endswith("USING COVERING INDEX postings_doc (doc=? AND term=?) LEFT-JOIN") for step in steps
+            )
     backend.close()
 
 

@@ -51,8 +51,11 @@ class ListPostings:
     def filtered(self, docs: Sequence[int]) -> Iterable[tuple[int, str]]:
         return [(doc, self.passes[doc]) for doc in docs if doc in self.passes]
 
-    def impacts(self, docs: Sequence[int], keys: Sequence[int]) -> Iterable[tuple[int, str, int | None, int | None]]:
+    def impacts(
+        self, docs: Sequence[int], terms: Sequence[Sequence[int]], *, every: bool
+    ) -> Iterable[tuple[int, str, int | None, int | None]]:
         self.looked_up.update(docs)
+        keys = list(dict.fromkeys(key for term in terms for key in term))
         for doc in docs:
             if doc not in self.passes:
                 continue

@@ -31,7 +31,7 @@ import json
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -243,6 +243,10 @@ def _in(keys: Sequence[int]) -> str:
     return "IN (" + ",".join("?" * len(keys)) + ")"
 
 
+#: candidates' impacts (``SqlPostings.impacts``) for this many keys or more are read as one range of
+#: ``postings_doc`` per candidate, for fewer by one lookup per key
+RANGES_FROM = 5
+
 #: a co-occurrence call goes through the kept lists (``kept``) when it would make at least this
 #: many lookups; fewer cost SQLite less than the numpy calls per key cost
 KEPT_FROM = 64
@@ -357,21 +361,34 @@ class SqlPostings:
         )
         return self.conn.execute(sql, (json.dumps(list(docs)), *self.params))
 
-    def impacts(self, docs: Sequence[int], keys: Sequence[int]) -> Iterable[tuple[int, str, int | None, int | None]]:
-        # each candidate's postings in one range of postings_doc, the keys kept as a filter
-        # (``+term``: not one lookup per key). A memory holds a few dozen keys; a memory_add's
-        # ``similar`` asks for ~16 terms' keys of 256 candidates: one lookup per key cost twice as
-        # much at 100,000 memories, and as much for recall's two or three (replayed calls, 2026-12-05).
-        # CROSS JOIN keeps the order: the candidates first (with four plain JOINs the planner started
-        # from a term's whole posting list: 20-30 ms for 50 candidates of memory_search
-        # "prearkflirwal 基准测试" at 100k, now 1)
-        sql = (
-            "SELECT m.seq, m.updated_at, q.term, q.impact"
-            " FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
-            f" LEFT JOIN postings q ON q.doc = m.seq AND +q.term {_in(keys)}"
-            f" WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
-        )
-        return self.conn.execute(sql, (json.dumps(list(docs)), *keys, *self.params))
+    def impacts(
+        self, docs: Sequence[int], terms: Sequence[Sequence[int]], *, every: bool
+    ) -> Iterable[tuple[int, str, int | None, int | None]]:
+        # The candidates first (CROSS JOIN keeps the order: with plain JOINs the planner started from
+        # a key's whole posting list, 20-30 ms for 50 candidates of memory_search "prearkflirwal
+        # 基准测试" at 100k, now 1), then their postings through postings_doc: for a few keys one
+        # lookup each (``every``: a candidate missing a term is left out here, before its rows are
+        # made); for more, each candidate's postings as one range, the keys a filter (``+term``).
+        # A memory holds a few dozen keys; replayed calls at 100,000 (each way in a pass of its own):
+        # from 5 keys the range costs a quarter to two fifths less (memory_add's ``similar`` asks ~16),
+        # below them up to two thirds more (a recall's 2-3).
+        keys = list(dict.fromkeys(key for term in terms for key in term))
+        head = "FROM json_each(?) AS c CROSS JOIN memories m ON m.seq = c.value"
+        where = f"WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
+        if len(keys) >= RANGES_FROM:
+            sql = (
+                f"SELECT m.seq, m.updated_at, q.term, q.impact {head}"
+                f" LEFT JOIN postings q ON q.doc = m.seq AND +q.term {_in(keys)} {where}"
+            )
+            return self.conn.execute(sql, (json.dumps(list(docs)), *keys, *self.params))
+        joins = "".join(f" LEFT JOIN postings q{i} ON q{i}.doc = m.seq AND q{i}.term = ?" for i in range(len(keys)))
+        columns = ", ".join(f"q{i}.impact" for i in range(len(keys)))
+        held = ""
+        if every:
+            column = {key: f"q{i}.impact" for i, key in enumerate(keys)}
+            held = "".join(" AND (" + " OR ".join(f"{column[key]} IS NOT NULL" for key in term) + ")" for term in terms)
+        sql = f"SELECT m.seq, m.updated_at, {columns} {head}{joins} {where}{held}"
+        return _per_key(self.conn.execute(sql, (json.dumps(list(docs)), *keys, *self.params)), keys)
 
     def passing_at_most(self, most: int) -> int:
         sql = (
@@ -386,6 +403,17 @@ class SqlPostings:
             f" ON q.doc = m.seq AND q.term {_in(keys)} WHERE m.workspace_id = ? AND m.project_id = ? AND {self.where}"
         )
         return self.conn.execute(sql, (*keys, *self.params))
+
+
+def _per_key(rows: Iterable[Sequence[Any]], keys: Sequence[int]) -> Iterator[tuple[int, str, int | None, int | None]]:
+    """Rows (doc, updated_at, impact of each key or None) as ``impacts`` gives them: one per key held,
+    or one with None when the document holds none."""
+    for doc, updated_at, *found in rows:
+        held: list[tuple[int | None, int | None]] = [
+            (key, impact) for key, impact in zip(keys, found, strict=True) if impact is not None
+        ]
+        for key, impact in held or [(None, None)]:
+            yield doc, updated_at, key, impact
 
 
 def _held(lists: dict[int, Postings], keys: Sequence[int], docs: np.ndarray) -> np.ndarray:

@@ -40,9 +40,12 @@ class PostingSource(Protocol):
         """Of these documents, those whose record passes the filter, with its ``updated_at``."""
         ...
 
-    def impacts(self, docs: Sequence[int], keys: Sequence[int]) -> Iterable[tuple[int, str, int | None, int | None]]:
+    def impacts(
+        self, docs: Sequence[int], terms: Sequence[Sequence[int]], *, every: bool
+    ) -> Iterable[tuple[int, str, int | None, int | None]]:
         """Of these documents, those whose record passes the filter: a row (doc, updated_at, key,
-        impact) per key of ``keys`` it holds, or one (doc, updated_at, None, None) when it holds none."""
+        impact) per key of the terms' ``keys`` it holds, or one (doc, updated_at, None, None) when it
+        holds none. ``every``: the source may leave out a document that misses a term."""
         ...
 
     def matching(self, keys: Sequence[int]) -> Iterable[tuple[int, str, int, int]]:

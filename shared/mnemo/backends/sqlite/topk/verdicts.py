@@ -55,7 +55,7 @@ class Verdicts:
         if not docs:
             return
         self.judged.update(docs)
-        self._score(self.source.impacts(docs, self._keys()))
+        self._score(self.source.impacts(docs, [list(t.keys) for t in self.terms], every=self.every))
 
     def take_best(self, candidates: dict[int, list[int]], limit: int) -> None:
         """Of documents whose impacts are all known, score the best ones that pass the filters:
