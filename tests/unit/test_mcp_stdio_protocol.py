@@ -4,12 +4,14 @@ answered without ending the session."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import random
 import threading
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 
 import pytest
 from mnemo.api.mcp.stdio import _fd_lines, _lines, run_stdio
@@ -180,10 +182,13 @@ def test_with_work_between_messages_every_line_is_answered_as_without():
     assert len(answers[0].splitlines()) == 5  # the blank line gets no answer
 
 
-def test_work_left_while_the_server_waits_for_a_message_is_done_on_the_serving_thread_at_once():
+@contextlib.contextmanager
+def serving_over_a_pipe(handed: Handed) -> Iterator[tuple[IO[bytes], io.BytesIO]]:
+    """``run_stdio`` on a thread named "serving", reading a real pipe (kept open: the server waits
+    for messages), with ``handed`` between messages; yields the pipe's writing end and the answers.
+    On exit, EOF ends the loop and the thread."""
     endpoint, _ = make_endpoint(instructions="Save decisions.")
     read_fd, write_fd = os.pipe()
-    handed = Handed()
     out = io.BytesIO()
     server = threading.Thread(
         target=run_stdio,
@@ -193,44 +198,39 @@ def test_work_left_while_the_server_waits_for_a_message_is_done_on_the_serving_t
     )
     server.start()
     feed = os.fdopen(write_fd, "wb")
-    feed.write(json.dumps(rpc("ping", {}, 1)).encode() + b"\n")
-    feed.flush()
-    wait_until(lambda: out.getvalue().count(b"\n") == 1, 30, "the first answer")
-    wait_until(lambda: handed.wake is not None, 30, "the work handed over")
-    # no message comes: the serving thread, waiting for one, does the work left for it
-    threading.Thread(target=handed.leave, name="embedder").start()
-    wait_until(lambda: handed.done, 30, "the work done while waiting")
-    assert handed.done == [("serving", 1)]
-    feed.close()  # EOF: the loop ends, hands the work back
-    server.join(30)
+    try:
+        yield feed, out
+    finally:
+        feed.close()  # EOF: the loop ends, hands the work back
+        server.join(30)
     assert not server.is_alive()
+
+
+def test_work_left_while_the_server_waits_for_a_message_is_done_on_the_serving_thread_at_once():
+    handed = Handed()
+    with serving_over_a_pipe(handed) as (feed, out):
+        feed.write(json.dumps(rpc("ping", {}, 1)).encode() + b"\n")
+        feed.flush()
+        wait_until(lambda: out.getvalue().count(b"\n") == 1, 30, "the first answer")
+        wait_until(lambda: handed.wake is not None, 30, "the work handed over")
+        # no message comes: the serving thread, waiting for one, does the work left for it
+        threading.Thread(target=handed.leave, name="embedder").start()
+        wait_until(lambda: handed.done, 30, "the work done while waiting")
+        assert handed.done == [("serving", 1)]
     assert handed.calls == ["hand_over", "hand_back"]
 
 
 def test_once_no_message_waits_the_serving_thread_does_the_idle_work():
     """After an answer, with nothing more to read, the serving thread calls ``idle`` (the backend's
     work, e.g. SQLite's checkpoint), on itself."""
-    endpoint, _ = make_endpoint(instructions="Save decisions.")
-    read_fd, write_fd = os.pipe()
     handed = Handed()
-    out = io.BytesIO()
-    server = threading.Thread(
-        target=run_stdio,
-        args=(endpoint, os.fdopen(read_fd, "rb"), out),
-        kwargs={"max_message_bytes": LIMIT, "between": handed},
-        name="serving",
-    )
-    server.start()
-    feed = os.fdopen(write_fd, "wb")
-    assert handed.idled == []  # nothing answered yet
-    feed.write(json.dumps(rpc("ping", {}, 1)).encode() + b"\n")
-    feed.flush()
-    wait_until(lambda: out.getvalue().count(b"\n") == 1, 30, "the answer")
-    wait_until(lambda: handed.idled, 30, "the idle work once no message waits")
-    assert set(handed.idled) == {"serving"}
-    feed.close()
-    server.join(30)
-    assert not server.is_alive()
+    with serving_over_a_pipe(handed) as (feed, out):
+        assert handed.idled == []  # nothing answered yet
+        feed.write(json.dumps(rpc("ping", {}, 1)).encode() + b"\n")
+        feed.flush()
+        wait_until(lambda: out.getvalue().count(b"\n") == 1, 30, "the answer")
+        wait_until(lambda: handed.idled, 30, "the idle work once no message waits")
+        assert set(handed.idled) == {"serving"}
 
 
 def _in_chunks(data: bytes, chunks: list[int], limit: int) -> list[bytes | None]:
