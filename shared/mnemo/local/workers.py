@@ -393,7 +393,8 @@ class _Between:
             os.write(self._wake_w, b"\0")
 
     def until_readable(self, conn: Connection) -> None:
-        """Wait for the next invocation, storing the vectors made meanwhile."""
+        """Wait for the next invocation, storing the vectors made meanwhile and, while none waits,
+        doing the backend's work when due."""
         while not conn.poll():
             self.between.idle()
             if conn in multiprocessing.connection.wait([conn, self._wake_r]):

@@ -40,6 +40,22 @@ class WorkBetween(Protocol):
     def hand_back(self) -> None: ...
 
 
+class NothingBetween:
+    """A :class:`WorkBetween` with no work (a host with no service behind it, e.g. a test's endpoint)."""
+
+    def hand_over(self, wake: Callable[[], None]) -> None:
+        """Nothing is ever handed over: ``wake`` is never called."""
+
+    def write_ready(self) -> int:
+        return 0
+
+    def idle(self) -> bool:
+        return False
+
+    def hand_back(self) -> None:
+        """Nothing to hand back."""
+
+
 #: messages read ahead of the one being answered, at most (then reading waits: the pipe fills)
 READ_AHEAD = 16
 
@@ -58,9 +74,9 @@ def run_stdio(
 ) -> None:
     """Serve messages from ``reader`` until it ends; answers go to ``writer``, one line each.
 
-    With ``between``, a thread reads the messages and this one answers them in order and, whenever
-    it would otherwise wait for the next (and after each answer), does the work handed over to it;
-    when no message waits, ``between.idle()``."""
+    A thread reads the messages and this one answers them in order and, whenever it would otherwise
+    wait for the next (and after each answer), does the work ``between`` hands over to it; when no
+    message waits, ``between.idle()`` (None: no such work)."""
     negotiated: str | None = None
 
     def answer(line: bytes | None) -> None:
@@ -82,10 +98,7 @@ def run_stdio(
             writer.write(encode_line(reply))
             writer.flush()
 
-    if between is None:
-        for line in _lines(reader, max_message_bytes):
-            answer(line)
-        return
+    between = between if between is not None else NothingBetween()
     # The thread reads the descriptor itself, never through ``reader``'s buffer: a daemon thread
     # blocked inside a buffered reader's lock aborts the interpreter's shutdown ("could not acquire
     # lock for <_io.BufferedReader name='<stdin>'>": SIGTERM while the host keeps stdin open)

@@ -80,12 +80,9 @@ class Verdicts:
         filter the best postings hardly pass (``recall`` with a narrow ``path_filter`` or a time
         window), where reading every posting of common terms in Python would cost what all their
         matches do."""
-        self.judged.update(self._score(self.source.matching(self._keys())))
+        self.judged.update(self._score(self.source.matching([key for term in self.terms for key in term.keys])))
 
-    def _keys(self) -> list[int]:
-        return [key for term in self.terms for key in term.keys]
-
-    def _score(self, rows: Iterable[tuple[int, str, int | None, int | None]]) -> dict[int, str]:
+    def _score(self, rows: Iterable[tuple[int, str, int | None, int | None]]) -> list[int]:
         """Score the documents of rows (doc, updated_at, key, impact): each term's impact in a
         document is the best of its keys' (key None: the document holds none of them). Those that
         hold every term, for ``all``, go to ``scored``; returns every document of the rows."""
@@ -107,7 +104,7 @@ class Verdicts:
             if self.every and not all(impacts):
                 continue
             self.scored[doc] = (weigh(idfs, impacts), updated_at, tuple(impacts))
-        return {doc: updated_at for doc, (updated_at, _) in found.items()}
+        return list(found)
 
     def best(self, bound: float, limit: int) -> list[tuple[int, Scored]]:
         """The ``limit`` best documents scored above ``bound``, best first, ties newest first."""
